@@ -1,0 +1,53 @@
+"""Every sentence counts: stop fairseq from dropping the last batch of a dataset.
+
+fairseq's ``data_utils.batch_by_size`` (0.12.x and main; fairseq issue 5036) ends with
+``if bsz_mult > 1 and len(b[-1]) % bsz_mult != 0: b = b[:-1]``: with the default
+``--required-batch-size-multiple 8`` it silently throws away the last (N mod 8) sentences of
+every dataset it batches, in training, validation, generation and interactive translation.
+The compiled batching routine itself (``data_utils_fast.batch_by_size_vec``) keeps every
+sentence; only that Python line drops them. Its batches are consecutive slices of
+``indices``, so the dropped batch is exactly the uncovered tail, which is put back here.
+"""
+import functools
+from typing import Any, Callable, Optional
+
+import numpy as np
+from fairseq.data import data_utils
+
+Batcher = Callable[..., list[np.ndarray]]
+
+
+def keeping_every_sentence(batch_by_size: Batcher) -> Batcher:
+    """Wrap fairseq's ``batch_by_size`` so that its batches cover every index, in order."""
+
+    @functools.wraps(batch_by_size)
+    def batch_keeping_tail(
+        indices: Any,
+        num_tokens_fn: Callable[[int], int],
+        num_tokens_vec: Optional[np.ndarray] = None,
+        max_tokens: Optional[int] = None,
+        max_sentences: Optional[int] = None,
+        required_batch_size_multiple: int = 1,
+        fixed_shapes: Optional[list[tuple[int, int]]] = None,
+    ) -> list[np.ndarray]:
+        if not isinstance(indices, np.ndarray):
+            indices = np.fromiter(indices, dtype=np.int64, count=-1)
+        batches = list(
+            batch_by_size(
+                indices, num_tokens_fn, num_tokens_vec, max_tokens, max_sentences,
+                required_batch_size_multiple, fixed_shapes,
+            )
+        )
+        covered = sum(len(batch) for batch in batches)
+        if fixed_shapes is None and covered < len(indices):
+            batches.append(indices[covered:])
+        return batches
+
+    batch_keeping_tail.keeps_every_sentence = True  # type: ignore[attr-defined]
+    return batch_keeping_tail
+
+
+def install() -> None:
+    """Replace ``fairseq.data.data_utils.batch_by_size`` (idempotent)."""
+    if not getattr(data_utils.batch_by_size, "keeps_every_sentence", False):
+        data_utils.batch_by_size = keeping_every_sentence(data_utils.batch_by_size)

@@ -1,0 +1,33 @@
+"""Parameter initialisation of Appendix B.1.
+
+- recurrent matrices U, U_z, U_r of every GRU (forward, backward, decoder): random orthogonal;
+- W_a and U_a of the alignment model: N(0, 0.001^2);
+- v_a and every bias: 0;
+- every other weight matrix (embeddings included): N(0, 0.01^2).
+"""
+from torch import nn
+
+from .attention import AdditiveAttention
+from .gru import GatedRecurrentUnit
+
+WEIGHT_STD = 0.01
+ALIGNMENT_STD = 0.001
+
+
+def initialize_parameters(model: nn.Module) -> None:
+    """Apply B.1 to every parameter of ``model`` (in place)."""
+    for module in model.modules():
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, std=WEIGHT_STD)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+        if isinstance(module, nn.Embedding) and module.padding_idx is not None:
+            nn.init.zeros_(module.weight[module.padding_idx])
+    for module in model.modules():
+        if isinstance(module, GatedRecurrentUnit):
+            for matrix in module.recurrent_matrices():
+                nn.init.orthogonal_(matrix)
+        if isinstance(module, AdditiveAttention):
+            nn.init.normal_(module.query_projection.weight, std=ALIGNMENT_STD)
+            nn.init.normal_(module.annotation_projection.weight, std=ALIGNMENT_STD)
+            nn.init.zeros_(module.score.weight)

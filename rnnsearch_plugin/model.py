@@ -1,0 +1,149 @@
+"""The ``rnnsearch`` and ``rnnencdec`` fairseq models and their architectures (Section 4.2,
+Appendix A.2.3).
+
+``rnnsearch``: bidirectional encoder + attention decoder (Sections 3.1-3.2, A.2).
+``rnnencdec``: the baseline of Cho et al. (2014a): a unidirectional encoder whose last state c
+is the only thing the decoder sees of the source (A.2.2: "the model becomes RNN Encoder-Decoder
+if we fix c_i"); same decoder and deep output, with the attention switched off.
+"""
+from dataclasses import dataclass, field, fields
+from typing import Any, Optional
+
+from fairseq.dataclass import ChoiceEnum, FairseqDataclass
+from fairseq.models import FairseqEncoderDecoderModel, register_model, register_model_architecture
+from fairseq.utils import safe_getattr
+
+from .decoder import READOUT_STATES, ConditionalGRUDecoder
+from .encoder import RecurrentEncoder
+from .initialization import initialize_parameters
+
+
+@dataclass
+class RNNEncDecConfig(FairseqDataclass):
+    encoder_embed_dim: int = field(default=620, metadata={"help": "source embedding size m (A.2.3)"})
+    encoder_hidden_size: int = field(
+        default=1000, metadata={"help": "encoder GRU size n, per direction (A.2.3)"}
+    )
+    decoder_embed_dim: int = field(default=620, metadata={"help": "target embedding size m"})
+    decoder_hidden_size: int = field(default=1000, metadata={"help": "decoder GRU size n"})
+    decoder_out_embed_dim: int = field(
+        default=500, metadata={"help": "maxout units l of the deep output (A.2.2)"}
+    )
+    maxout_pool_size: int = field(
+        default=2, metadata={"help": "units pooled by each maxout unit (2 in the paper)"}
+    )
+    readout_state: ChoiceEnum(READOUT_STATES) = field(  # type: ignore[valid-type]
+        default="previous",
+        metadata={
+            "help": "state the deep output reads: 'previous' = s_{i-1} (Appendix A.2.2 and the "
+            "authors' code), 'current' = s_i (main text, Eq. (4))"
+        },
+    )
+    dropout: float = field(default=0.0, metadata={"help": "default for the three dropouts below"})
+    encoder_dropout_in: Optional[float] = field(
+        default=None, metadata={"help": "dropout on source embeddings (default: --dropout)"}
+    )
+    decoder_dropout_in: Optional[float] = field(
+        default=None, metadata={"help": "dropout on target embeddings (default: --dropout)"}
+    )
+    decoder_dropout_out: Optional[float] = field(
+        default=None, metadata={"help": "dropout on the maxout layer t_i (default: --dropout)"}
+    )
+    max_source_positions: int = field(default=1024, metadata={"help": "longest source accepted"})
+    max_target_positions: int = field(default=1024, metadata={"help": "longest target accepted"})
+
+
+@dataclass
+class RNNSearchConfig(RNNEncDecConfig):
+    attention_hidden_size: int = field(
+        default=1000, metadata={"help": "hidden units n' of the alignment model (A.2.3)"}
+    )
+
+
+def _dropout(cfg: Any, name: str) -> float:
+    """A specific dropout, or --dropout where it is unset."""
+    value = safe_getattr(cfg, name)
+    return cfg.dropout if value is None else value
+
+
+@register_model("rnnsearch", dataclass=RNNSearchConfig)
+class RNNSearchModel(FairseqEncoderDecoderModel):
+    """RNNsearch (Bahdanau et al. 2015)."""
+
+    attentive = True
+
+    @classmethod
+    def build_model(cls, cfg: Any, task: Any) -> "RNNSearchModel":
+        encoder = RecurrentEncoder(
+            task.source_dictionary,
+            cfg.encoder_embed_dim,
+            cfg.encoder_hidden_size,
+            bidirectional=cls.attentive,
+            dropout_in=_dropout(cfg, "encoder_dropout_in"),
+            max_positions=cfg.max_source_positions,
+        )
+        decoder = ConditionalGRUDecoder(
+            task.target_dictionary,
+            cfg.decoder_embed_dim,
+            cfg.decoder_hidden_size,
+            context_size=encoder.annotation_size,
+            summary_size=cfg.encoder_hidden_size,
+            maxout_units=cfg.decoder_out_embed_dim,
+            maxout_pool_size=cfg.maxout_pool_size,
+            attention_hidden_size=cfg.attention_hidden_size if cls.attentive else None,
+            readout_state=str(cfg.readout_state),
+            dropout_in=_dropout(cfg, "decoder_dropout_in"),
+            dropout_out=_dropout(cfg, "decoder_dropout_out"),
+            max_positions=cfg.max_target_positions,
+        )
+        model = cls(encoder, decoder)
+        initialize_parameters(model)
+        return model
+
+
+@register_model("rnnencdec", dataclass=RNNEncDecConfig)
+class RNNEncDecModel(RNNSearchModel):
+    """RNNencdec (Cho et al. 2014a), the paper's baseline."""
+
+    attentive = False
+
+
+PAPER_PRESET = {  # A.2.3; no dropout, as in the paper
+    "encoder_embed_dim": 620, "decoder_embed_dim": 620,
+    "encoder_hidden_size": 1000, "decoder_hidden_size": 1000,
+    "attention_hidden_size": 1000, "decoder_out_embed_dim": 500,
+}
+SMALL_PRESET = {  # for CPU experiments on small corpora such as Multi30k
+    "encoder_embed_dim": 256, "decoder_embed_dim": 256,
+    "encoder_hidden_size": 256, "decoder_hidden_size": 256,
+    "attention_hidden_size": 256, "decoder_out_embed_dim": 256,
+    "dropout": 0.2,
+}
+
+
+def _apply_preset(args: Any, preset: dict[str, Any], config: type[FairseqDataclass]) -> None:
+    """Fill what the user left unset: first from the preset, then from the dataclass defaults."""
+    for spec in fields(config):
+        if spec.name.startswith("_") or safe_getattr(args, spec.name) is not None:
+            continue
+        setattr(args, spec.name, preset.get(spec.name, spec.default))
+
+
+@register_model_architecture("rnnsearch", "rnnsearch_wmt14")
+def rnnsearch_wmt14(args: Any) -> None:
+    _apply_preset(args, PAPER_PRESET, RNNSearchConfig)
+
+
+@register_model_architecture("rnnsearch", "rnnsearch_small")
+def rnnsearch_small(args: Any) -> None:
+    _apply_preset(args, SMALL_PRESET, RNNSearchConfig)
+
+
+@register_model_architecture("rnnencdec", "rnnencdec_wmt14")
+def rnnencdec_wmt14(args: Any) -> None:
+    _apply_preset(args, PAPER_PRESET, RNNEncDecConfig)
+
+
+@register_model_architecture("rnnencdec", "rnnencdec_small")
+def rnnencdec_small(args: Any) -> None:
+    _apply_preset(args, SMALL_PRESET, RNNEncDecConfig)

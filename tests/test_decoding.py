@@ -1,0 +1,121 @@
+"""Two routes to the same numbers: incremental decoding vs the teacher-forced forward, one
+sentence alone vs inside a padded batch, beam search of width 1 vs a greedy loop."""
+from types import SimpleNamespace
+
+import pytest
+import torch
+from fairseq.sequence_generator import SequenceGenerator
+
+from conftest import build, pad_batch
+from rnnsearch_plugin.attention import AdditiveAttention
+from test_equations import SOURCES, TARGETS
+
+
+def forward_log_probs(model, sources, targets, left_pad=True):
+    pad = model.encoder.padding_idx
+    src = pad_batch(sources, pad, left=left_pad)
+    lengths = torch.tensor([len(s) for s in sources])
+    out = model(src, lengths, pad_batch(targets, pad, left=False))
+    return model.get_normalized_probs(out, log_probs=True), out[1]["attn"][0]
+
+
+def test_incremental_decoding_with_beam_reordering_equals_full_forward(kind):
+    model = build(kind)
+    pad = model.encoder.padding_idx
+    full, _ = forward_log_probs(model, SOURCES, TARGETS)
+    prev = pad_batch(TARGETS, pad, left=False)
+    src = pad_batch(SOURCES, pad, left=True)
+    encoder_out = model.encoder(src, torch.tensor([len(s) for s in SOURCES]))
+    state: dict = {}
+    order = torch.arange(len(SOURCES))  # row r of the "beam" holds sentence order[r]
+    generator = torch.Generator().manual_seed(0)
+    for step in range(prev.size(1)):
+        if step > 0:  # shuffle the hypotheses as a beam search would
+            permutation = torch.randperm(len(SOURCES), generator=generator)
+            order = order[permutation]
+            model.decoder.reorder_incremental_state_scripting(state, permutation)
+            encoder_out = model.encoder.reorder_encoder_out(encoder_out, permutation)
+        out = model.decoder(prev[order, : step + 1], encoder_out, incremental_state=state)
+        step_log_probs = model.get_normalized_probs(out, log_probs=True)[:, -1]
+        torch.testing.assert_close(step_log_probs, full[order, step], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("left_pad", [True, False])
+def test_sentence_scores_do_not_depend_on_batch_or_padding(kind, left_pad):
+    model = build(kind)
+    batched, batched_attn = forward_log_probs(model, SOURCES, TARGETS, left_pad=left_pad)
+    pad = model.encoder.padding_idx
+    for b, (source, target) in enumerate(zip(SOURCES, TARGETS)):
+        alone, alone_attn = forward_log_probs(model, [source], [target])
+        torch.testing.assert_close(batched[b, : len(target)], alone[0], rtol=0, atol=1e-6)
+        if batched_attn is not None:  # same weights on the same words, wherever the padding is
+            real = pad_batch(SOURCES, pad, left=left_pad)[b].ne(pad)
+            torch.testing.assert_close(batched_attn[b, : len(target)][:, real], alone_attn[0], rtol=0, atol=1e-9)
+
+
+def test_attention_is_a_distribution_over_real_source_words():
+    model = build("rnnsearch")
+    _, attn = forward_log_probs(model, SOURCES, TARGETS)  # B x T x S, left padded
+    src = pad_batch(SOURCES, model.encoder.padding_idx, left=True)
+    padding = src.eq(model.encoder.padding_idx)
+    assert attn.shape == (len(SOURCES), max(map(len, TARGETS)), src.size(1))
+    torch.testing.assert_close(attn.sum(-1), torch.ones(attn.shape[:2], dtype=attn.dtype))
+    assert attn.masked_select(padding[:, None, :].expand_as(attn)).abs().max() == 0
+    assert (attn.masked_select(~padding[:, None, :].expand_as(attn)) > 0).all()
+
+
+def test_every_parameter_receives_a_gradient(kind):
+    model = build(kind).train()
+    log_probs, _ = forward_log_probs(model, SOURCES, TARGETS)
+    targets = pad_batch([t[1:] + [2] for t in TARGETS], model.encoder.padding_idx, left=False)
+    loss = torch.nn.functional.nll_loss(
+        log_probs.flatten(0, 1), targets.flatten(), ignore_index=model.encoder.padding_idx
+    )
+    loss.backward()
+    missing = [name for name, p in model.named_parameters() if p.grad is None or not p.grad.abs().sum() > 0]
+    assert missing == []
+
+
+def test_rnnencdec_never_computes_attention(monkeypatch):
+    model = build("rnnencdec")
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("RNNencdec called the alignment model")
+
+    monkeypatch.setattr(AdditiveAttention, "forward", forbidden)
+    monkeypatch.setattr(AdditiveAttention, "project_annotations", forbidden)
+    _, attn = forward_log_probs(model, SOURCES, TARGETS)
+    assert attn is None
+    assert not any(isinstance(m, AdditiveAttention) for m in model.modules())
+    assert "annotations" not in model.encoder(torch.tensor([SOURCES[0]]), None)
+
+
+def greedy(model, source: list[int], max_len: int) -> list[int]:
+    """Greedy search through full forwards over the growing prefix (no incremental state)."""
+    eos, pad = model.decoder.dictionary.eos(), model.decoder.dictionary.pad()
+    prefix = [eos]
+    for _ in range(max_len):
+        log_probs, _ = forward_log_probs(model, [source], [prefix])
+        step = log_probs[0, -1].clone()
+        step[pad] = float("-inf")
+        token = int(step.argmax())
+        prefix.append(token)
+        if token == eos:
+            break
+    else:
+        prefix.append(eos)
+    return prefix[1:]
+
+
+def test_beam_size_one_equals_greedy_search(kind):
+    model = build(kind)
+    dictionary = model.decoder.dictionary
+    generator = SequenceGenerator([model], dictionary, beam_size=1, max_len_a=0, max_len_b=8)
+    pad = model.encoder.padding_idx
+    sample = {"net_input": {
+        "src_tokens": pad_batch(SOURCES, pad, left=True),
+        "src_lengths": torch.tensor([len(s) for s in SOURCES]),
+    }}
+    hypotheses = generator.generate([model], sample)
+    for source, hypothesis in zip(SOURCES, hypotheses):
+        assert hypothesis[0]["tokens"].tolist() == greedy(model, source, max_len=8)

@@ -2,14 +2,16 @@
 
 Load with ``--user-dir rnnsearch_plugin`` (or import it). Importing registers the models,
 architectures and optimizer, keeps fairseq from dropping sentences at batching time
-(``batching.py``) and lets fairseq checkpoints load with weights-only unpickling
-(``checkpoint_safety.py``).
+(``batching.py``), lets fairseq checkpoints load with weights-only unpickling
+(``checkpoint_safety.py``) and makes fairseq's commands report user mistakes in one line
+(``cli_errors.py``).
 """
-from . import batching, checkpoint_safety
+from . import batching, checkpoint_safety, cli_errors
 from .model import RNNEncDecModel, RNNSearchModel
 from .optim import PaperAdadelta
 
 batching.install()
 checkpoint_safety.install()
+cli_errors.install()
 
 __all__ = ["RNNSearchModel", "RNNEncDecModel", "PaperAdadelta"]

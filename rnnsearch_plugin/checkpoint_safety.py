@@ -9,6 +9,7 @@ fairseq-interactive, the Python API and ``rnnsearch-average-checkpoints`` load e
 fairseq checkpoint while a crafted one is still refused.
 """
 import argparse
+import re
 
 import torch
 
@@ -17,3 +18,13 @@ SAFE_GLOBALS = [argparse.Namespace]
 
 def install() -> None:
     torch.serialization.add_safe_globals(SAFE_GLOBALS)
+
+
+def refusal_reason(error: Exception) -> str:
+    """What the weights-only unpickler refused, in a few words (torch's message is long)."""
+    message = str(error)
+    named = re.search(r"GLOBAL ([\w.]+)", message)
+    if named:
+        return f"it names {named[1]}, which is not allowed"
+    detail = re.search(r"WeightsUnpickler error:\s*(\S[^\n]*)", message)
+    return detail[1] if detail else message.strip().splitlines()[0]

@@ -13,6 +13,7 @@ from fairseq.dataclass import ChoiceEnum, FairseqDataclass
 from fairseq.models import FairseqEncoderDecoderModel, register_model, register_model_architecture
 from fairseq.utils import safe_getattr
 
+from .cli_errors import UserInputError
 from .decoder import READOUT_STATES, ConditionalGRUDecoder
 from .encoder import RecurrentEncoder
 from .initialization import initialize_parameters
@@ -99,6 +100,21 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
         model = cls(encoder, decoder)
         initialize_parameters(model)
         return model
+
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True, model_cfg: Any = None, args: Any = None) -> Any:
+        """Refuse, in one line, dictionaries that do not match the checkpoint's."""
+        for side, prefix, dictionary in (
+            ("source", "encoder", self.encoder.dictionary),
+            ("target", "decoder", self.decoder.dictionary),
+        ):
+            stored = state_dict.get(f"{prefix}.embed_tokens.weight")
+            if stored is not None and stored.size(0) != len(dictionary):
+                raise UserInputError(
+                    f"the checkpoint was trained with a {side} dictionary of {stored.size(0)} "
+                    f"entries, but the one given has {len(dictionary)}: use the data directory "
+                    "(dict.*.txt) the model was trained with"
+                )
+        return super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
 
 
 @register_model("rnnencdec", dataclass=RNNEncDecConfig)

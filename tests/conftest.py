@@ -1,7 +1,10 @@
 """Shared fixtures: tiny models built on toy dictionaries, with weights spread out far enough
 from B.1's near-zero start that every term of every equation matters."""
 import os
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -12,7 +15,7 @@ import rnnsearch_plugin  # noqa: F401  (registers models, installs the batching 
 from rnnsearch_plugin.model import RNNEncDecConfig, RNNEncDecModel, RNNSearchConfig, RNNSearchModel
 
 warnings.filterwarnings("ignore", category=UserWarning)
-SHARED_DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
+SHARED_DATA = os.environ.get("SHARED_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"))
 
 
 def toy_dictionary(size: int) -> Dictionary:
@@ -52,3 +55,39 @@ def pad_batch(sentences: list[list[int]], pad: int, left: bool) -> torch.Tensor:
 @pytest.fixture(params=["rnnsearch", "rnnencdec"])
 def kind(request) -> str:
     return request.param
+
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+TINY = ["--encoder-embed-dim", "32", "--decoder-embed-dim", "32", "--encoder-hidden-size", "48",
+        "--decoder-hidden-size", "48", "--attention-hidden-size", "32", "--decoder-out-embed-dim", "32"]
+
+
+def run(*command: str, cwd: Path = REPO, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    program = str(BIN / command[0]) if (BIN / command[0]).exists() else command[0]
+    result = subprocess.run([program, *command[1:]], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=600)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{command[0]} failed ({result.returncode}):\n{result.stderr[-3000:]}")
+    return result
+
+
+@pytest.fixture(scope="session")
+def multi30k(tmp_path_factory) -> Path:
+    """Multi30k En->Fr, 3,000 training pairs, full val (1,014 pairs) and tests."""
+    out = tmp_path_factory.mktemp("multi30k")
+    run(sys.executable, "scripts/prepare_multi30k.py", "--out", str(out), "--train-lines", "3000",
+        "--vocab-size", "1000", "--local-dir", os.path.join(SHARED_DATA, "multi30k"))
+    return out
+
+
+@pytest.fixture(scope="session")
+def checkpoint(multi30k, tmp_path_factory) -> Path:
+    save_dir = tmp_path_factory.mktemp("checkpoints")
+    run("fairseq-train", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
+        "-s", "en", "-t", "fr", "--arch", "rnnsearch_small", *TINY, "--dropout", "0.1",
+        "--optimizer", "adam", "--lr", "0.003", "--clip-norm", "1.0", "--max-tokens", "1500",
+        "--max-update", "300", "--save-dir", str(save_dir), "--no-epoch-checkpoints",
+        "--num-workers", "0", "--log-interval", "50", "--seed", "3")
+    return save_dir / "checkpoint_last.pt"
+
+

@@ -1,7 +1,5 @@
 """Two routes to the same numbers: incremental decoding vs the teacher-forced forward, one
 sentence alone vs inside a padded batch, beam search of width 1 vs a greedy loop."""
-from types import SimpleNamespace
-
 import pytest
 import torch
 from fairseq.sequence_generator import SequenceGenerator

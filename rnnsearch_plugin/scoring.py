@@ -1,0 +1,77 @@
+"""Score a fairseq-generate (or fairseq-interactive) output with sacreBLEU, losing nothing.
+
+    rnnsearch-score GENERATE_OUTPUT --reference RAW_REFERENCE_FILE
+
+Reads the detokenised hypotheses (the ``D-<id>`` lines; ``H-<id>`` with --use-h), puts them
+back in source order and scores them against the raw reference text. It refuses to score
+unless there is exactly one hypothesis for every reference line, so a dropped or duplicated
+sentence can never pass as a lower or higher BLEU.
+"""
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from sacrebleu.metrics.bleu import BLEU, BLEUScore
+
+LINE = re.compile(r"^(?P<kind>[DH])-(?P<id>\d+)\t(?P<score>[^\t]*)\t?(?P<text>.*)$")
+
+
+class ScoringError(ValueError):
+    pass
+
+
+def read_hypotheses(path: Path, kind: str = "D") -> dict[int, str]:
+    """{sentence id: first (best) hypothesis of that kind}; nbest lists keep their first."""
+    hypotheses: dict[int, str] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            match = LINE.match(line.rstrip("\n"))
+            if match and match["kind"] == kind:
+                hypotheses.setdefault(int(match["id"]), match["text"])
+    return hypotheses
+
+
+def aligned_hypotheses(hypotheses: dict[int, str], reference_count: int) -> list[str]:
+    """The hypotheses in source order; raises if any sentence is missing or extra."""
+    missing = sorted(set(range(reference_count)) - hypotheses.keys())
+    extra = sorted(hypotheses.keys() - set(range(reference_count)))
+    if missing or extra:
+        raise ScoringError(
+            f"{len(hypotheses)} hypotheses for {reference_count} reference lines "
+            f"(missing ids {missing[:5]}{'...' if len(missing) > 5 else ''}, "
+            f"unexpected ids {extra[:5]}{'...' if len(extra) > 5 else ''}); "
+            "regenerate the whole test set before scoring"
+        )
+    return [hypotheses[index] for index in range(reference_count)]
+
+
+def corpus_bleu(hypotheses: list[str], references: list[str]) -> tuple[BLEUScore, str]:
+    """sacreBLEU's corpus score and signature; refuses unequal line counts."""
+    if len(hypotheses) != len(references):
+        raise ScoringError(f"{len(hypotheses)} hypotheses for {len(references)} reference lines")
+    metric = BLEU()
+    return metric.corpus_score(hypotheses, [references]), str(metric.get_signature())
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="rnnsearch-score", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("generate_output", type=Path, help="output of fairseq-generate/-interactive")
+    parser.add_argument("--reference", type=Path, required=True, help="raw reference text, one line each")
+    parser.add_argument("--use-h", action="store_true", help="score H- lines instead of detokenised D- lines")
+    parser.add_argument("--output", type=Path, help="also write the hypotheses here, in source order")
+    args = parser.parse_args(argv)
+    try:
+        references = args.reference.read_text(encoding="utf-8").splitlines()
+        hypotheses = aligned_hypotheses(read_hypotheses(args.generate_output, "H" if args.use_h else "D"), len(references))
+        bleu, signature = corpus_bleu(hypotheses, references)
+    except (OSError, UnicodeDecodeError, ScoringError) as error:
+        sys.exit(f"rnnsearch-score: error: {error}")
+    if args.output:
+        args.output.write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
+    print(f"sacreBLEU = {bleu.score:.2f} ({bleu}) on {len(references)} sentences; {signature}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Set up (or refresh) the Python environment of this repository, idempotently:
+#   - the active virtual environment, or ./.venv (created if missing);
+#   - torch: an installed one is left alone, else torch==2.13.0 (the release tested here);
+#   - fairseq-fixed 0.12.3.1 (the `fairseq` module), built against that torch without build
+#     isolation (an isolated build would download a second, multi-GB torch); pip caches the
+#     built wheel, so only the first set-up on a machine compiles (~3-4 minutes);
+#   - this plugin, non-editable, so `--user-dir rnnsearch_plugin` also works outside the repo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${VIRTUAL_ENV:-}" ]; then
+  [ -x .venv/bin/python ] || "${PYTHON:-python3}" -m venv .venv
+  # shellcheck disable=SC1091
+  source .venv/bin/activate
+fi
+pip() { python -m pip --disable-pip-version-check -q "$@"; }
+python -c "import torch" 2>/dev/null || pip install torch==2.13.0
+python -c "import fairseq" 2>/dev/null || {
+  pip install numpy cython setuptools wheel
+  echo "| building fairseq-fixed 0.12.3.1 against torch $(python -c 'import torch; print(torch.__version__)')"
+  pip install --no-build-isolation fairseq-fixed==0.12.3.1
+}
+pip install ".[test]"
+python -c "import rnnsearch_plugin, torch, fairseq; print(f'| ready: torch {torch.__version__}, fairseq {fairseq.__version__}, {rnnsearch_plugin.__file__}')" 2>&1 | grep '^|'

@@ -1,0 +1,114 @@
+"""User mistakes get one clear line, never a traceback; crafted checkpoints never run code."""
+import pickle
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import run
+
+
+def interactive(multi30k: Path, checkpoint: Path, stdin: str, check: bool = True):
+    return run("fairseq-interactive", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en",
+               "-t", "fr", "--path", str(checkpoint), "--beam", "2", "--bpe", "sentencepiece",
+               "--sentencepiece-model", str(multi30k / "spm" / "spm.model"), stdin=stdin, check=check)
+
+
+def assert_one_line_error(result, *fragments: str) -> None:
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    error_lines = [line for line in result.stderr.splitlines() if ": error: " in line]
+    assert len(error_lines) == 1, result.stderr[-2000:]
+    for fragment in fragments:
+        assert fragment in error_lines[0], error_lines[0]
+
+
+def test_missing_data_directory(tmp_path):
+    result = run("fairseq-train", str(tmp_path / "no-such-data"), "--user-dir", "rnnsearch_plugin",
+                 "--task", "translation", "--arch", "rnnsearch_small", "--max-tokens", "1000", "--max-update", "1",
+                 check=False)
+    assert_one_line_error(result, "fairseq-train: error:", "no-such-data")
+
+
+def test_dictionary_that_does_not_match_the_checkpoint(multi30k, checkpoint, tmp_path):
+    other = tmp_path / "bin"
+    other.mkdir()
+    for lang in ("en", "fr"):
+        lines = (multi30k / "bin" / f"dict.{lang}.txt").read_text().splitlines()
+        (other / f"dict.{lang}.txt").write_text("\n".join(lines[:-40]) + "\n")
+    result = run("fairseq-interactive", str(other), "--user-dir", "rnnsearch_plugin", "-s", "en", "-t", "fr",
+                 "--path", str(checkpoint), stdin="A dog .\n", check=False)
+    assert_one_line_error(result, "source dictionary of", "use the data directory")
+
+
+def test_empty_and_whitespace_lines_are_translated_in_place(multi30k, checkpoint):
+    """Documented: an empty line is an empty sentence (just </s>) and gets its own output."""
+    result = interactive(multi30k, checkpoint, "A dog runs .\n\n   \nA cat sleeps .\n")
+    assert [int(i) for i in re.findall(r"^D-(\d+)\t", result.stdout, flags=re.M)] == [0, 1, 2, 3]
+
+
+def test_over_long_line_is_refused_with_the_limit_named(multi30k, checkpoint):
+    result = interactive(multi30k, checkpoint, "A dog .\n" + "dog " * 1100 + "\n", check=False)
+    assert_one_line_error(result, "longer than the model accepts", "--max-source-positions")
+    assert re.search(r"^D-0\t", result.stdout, flags=re.M)  # the line before it was translated
+
+
+class Payload:
+    """Unpickling this runs `touch MARKER`."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        import os
+
+        return (os.system, (f"touch {self.marker}",))
+
+
+@pytest.fixture
+def crafted(checkpoint, tmp_path) -> tuple[Path, Path]:
+    state = torch.load(checkpoint, weights_only=True)
+    marker = tmp_path / "payload-ran"
+    state["extra_state"]["evil"] = Payload(marker)
+    path = tmp_path / "crafted.pt"
+    torch.save(state, path)
+    return path, marker
+
+
+def test_crafted_checkpoint_is_refused_by_generate_and_interactive(multi30k, checkpoint, crafted):
+    path, marker = crafted
+    result = run("fairseq-generate", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en",
+                 "-t", "fr", "--path", str(path), "--gen-subset", "test", check=False)
+    assert_one_line_error(result, "refused to load a checkpoint", "system")
+    assert_one_line_error(interactive(multi30k, path, "A dog .\n", check=False), "refused to load")
+    assert not marker.exists()
+    newest_protocol = path.with_name("protocol5.pt")
+    torch.save(torch.load(checkpoint, weights_only=True) | {"evil": Payload(marker)}, newest_protocol,
+               pickle_protocol=pickle.HIGHEST_PROTOCOL)
+    assert_one_line_error(interactive(multi30k, newest_protocol, "A dog .\n", check=False), "refused to load")
+    assert not marker.exists()
+
+
+def test_crafted_checkpoint_is_refused_by_the_python_api_and_averaging(multi30k, crafted, checkpoint, tmp_path):
+    from rnnsearch_plugin import RNNSearchModel
+
+    path, marker = crafted
+    with pytest.raises(pickle.UnpicklingError):
+        RNNSearchModel.from_pretrained(str(path.parent), checkpoint_file=path.name,
+                                       data_name_or_path=str(multi30k / "bin"))
+    result = run("rnnsearch-average-checkpoints", "--inputs", str(checkpoint), str(path),
+                 "--output", str(tmp_path / "avg.pt"), check=False)
+    assert_one_line_error(result, "not a loadable fairseq checkpoint")
+    assert not marker.exists() and not (tmp_path / "avg.pt").exists()
+
+
+def test_averaging_real_checkpoints(checkpoint, tmp_path):
+    state = torch.load(checkpoint, weights_only=True)
+    shifted = dict(state, model={k: v + 1.0 for k, v in state["model"].items()})
+    other = tmp_path / "shifted.pt"
+    torch.save(shifted, other)
+    run("rnnsearch-average-checkpoints", "--inputs", str(checkpoint), str(other), "--output", str(tmp_path / "avg.pt"))
+    averaged = torch.load(tmp_path / "avg.pt", weights_only=True)["model"]
+    for name, tensor in state["model"].items():
+        torch.testing.assert_close(averaged[name], tensor + 0.5)

@@ -73,12 +73,13 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         embedded = self.dropout_in(self.embed_tokens(prev_output_tokens))  # B x T x m
         cache = self._load_cache(encoder_out, incremental_state)
         rnn_inputs = self.rnn.input_projection(embedded)  # B x T x 3n, all positions at once
-        if self.attention is None:
-            contexts = encoder_out["summary"][:, None]  # B x 1 x n: the fixed c
-            rnn_inputs = rnn_inputs + self.context_projection(contexts)
-        states, attended, weights = self._recurrence(rnn_inputs, cache, encoder_out)
-        if self.attention is not None:
-            contexts = attended
+        fixed_context = None
+        if self.attention is None:  # RNNencdec: c_i = c for every i, projected once
+            fixed_context = encoder_out["summary"][:, None]  # B x 1 x n
+            rnn_inputs = rnn_inputs + self.context_projection(fixed_context)
+        states, contexts, weights = self._recurrence(rnn_inputs, cache, encoder_out)
+        if contexts is None:
+            contexts = fixed_context
         if incremental_state is not None:
             self.set_incremental_state(incremental_state, "cache", {**cache, "state": states[:, -1]})
         readout = states

@@ -69,8 +69,9 @@ def test_python_api_loads_the_checkpoint_and_translates(multi30k, checkpoint):
         bpe="sentencepiece", sentencepiece_model=str(multi30k / "spm" / "spm.model"),
         source_lang="en", target_lang="fr",
     )
-    translations = hub.translate(["A man is riding a bike .", "A dog runs ."], beam=3)
-    assert len(translations) == 2 and all(isinstance(t, str) and t for t in translations)
+    sentences = [f"A man with {n} dogs is riding a bike ." for n in range(13)]  # 13 = 8 + 5
+    translations = hub.translate(sentences, beam=3)
+    assert len(translations) == 13 and all(isinstance(t, str) and t for t in translations)
     assert isinstance(hub.models[0], RNNSearchModel)
 
 

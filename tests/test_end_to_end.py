@@ -84,19 +84,41 @@ def test_hydra_config_trains(multi30k, tmp_path):
     assert (tmp_path / "checkpoint_last.pt").exists(), result.stdout[-2000:]
 
 
-def test_paper_config_matches_the_documented_command_line(multi30k, tmp_path):
-    """configs/rnnsearch_wmt14_50.yaml trains (tiny sizes) with Adadelta and exact clipping."""
-    result = run("fairseq-hydra-train", "--config-dir", str(REPO / "configs"), "--config-name",
-                 "rnnsearch_wmt14_50", f"task.data={multi30k / 'bin'}",
-                 f"common.user_dir={REPO / 'rnnsearch_plugin'}", f"checkpoint.save_dir={tmp_path}",
-                 "optimization.max_update=3", "model.encoder_embed_dim=8", "model.decoder_embed_dim=8",
-                 "model.encoder_hidden_size=8", "model.decoder_hidden_size=8",
-                 "model.attention_hidden_size=8", "model.decoder_out_embed_dim=8", cwd=tmp_path)
-    state = torch.load(tmp_path / "checkpoint_last.pt", weights_only=True)
-    assert state["cfg"]["optimizer"]["_name"] == "rnnsearch_adadelta"
-    assert state["cfg"]["optimizer"]["adadelta_rho"] == 0.95
-    assert state["cfg"]["optimization"]["clip_norm"] == 1.0 and state["cfg"]["dataset"]["batch_size"] == 80
-    assert "num_updates 3" in result.stdout + result.stderr
+PAPER_CLI = (  # the README's fairseq-train line for RNNsearch-50 (Appendix B.2)
+    "--arch rnnsearch_wmt14 --optimizer rnnsearch_adadelta --adadelta-rho 0.95 --adadelta-eps 1e-6 "
+    "--lr 1.0 --lr-scheduler fixed --clip-norm 1.0 --criterion cross_entropy --sentence-avg "
+    "--batch-size 80 --max-source-positions 51 --max-target-positions 51 "
+    "--skip-invalid-size-inputs-valid-test"
+).split()
+TINY_PAPER = ["encoder_embed_dim", "decoder_embed_dim", "encoder_hidden_size", "decoder_hidden_size",
+              "attention_hidden_size", "decoder_out_embed_dim"]
+
+
+def test_paper_config_and_command_line_set_up_the_same_training(multi30k, tmp_path):
+    """configs/rnnsearch_wmt14_50.yaml and the README's command line: same B.2 set-up."""
+    readme = (REPO / "README.md").read_text()
+    assert " ".join(PAPER_CLI) in " ".join(readme.replace("\\\n", " ").split())
+    run("fairseq-hydra-train", "--config-dir", str(REPO / "configs"), "--config-name", "rnnsearch_wmt14_50",
+        f"task.data={multi30k / 'bin'}", f"common.user_dir={REPO / 'rnnsearch_plugin'}",
+        f"checkpoint.save_dir={tmp_path / 'hydra'}", "optimization.max_update=3",
+        *[f"model.{name}=8" for name in TINY_PAPER], cwd=tmp_path)
+    run("fairseq-train", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
+        "-s", "en", "-t", "fr", *PAPER_CLI, *[f"--{n.replace('_', '-')}=8" for n in TINY_PAPER],
+        "--max-update", "3", "--save-dir", str(tmp_path / "cli"))
+    hydra, cli = (torch.load(tmp_path / d / "checkpoint_last.pt", weights_only=True)["cfg"] for d in ("hydra", "cli"))
+    for group, keys in {
+        "optimizer": ["_name", "adadelta_rho", "adadelta_eps", "weight_decay"],
+        "optimization": ["lr", "clip_norm", "sentence_avg"],
+        "dataset": ["batch_size", "skip_invalid_size_inputs_valid_test"],
+        "task": ["max_source_positions", "max_target_positions"],
+        "criterion": ["_name"],
+        "model": ["_name", *TINY_PAPER, "maxout_pool_size", "readout_state", "dropout"],
+    }.items():
+        for key in keys:
+            assert hydra[group][key] == cli[group][key], (group, key)
+    assert hydra["optimizer"]["adadelta_rho"] == 0.95 and hydra["optimization"]["clip_norm"] == 1.0
+    assert hydra["dataset"]["batch_size"] == 80 and hydra["task"]["max_source_positions"] == 51
+    assert hydra["optimization"]["sentence_avg"] and hydra["model"]["dropout"] == 0.0
 
 
 def test_user_dir_works_outside_the_repository(multi30k, checkpoint, tmp_path):

@@ -20,7 +20,7 @@ DATA=$WORK/data
 CHECKPOINTS=$WORK/checkpoints/$ARCH
 
 echo "| 1/4 preparing Multi30k En->Fr in $DATA"
-python scripts/prepare_multi30k.py --out "$DATA"
+python scripts/prepare_data.py multi30k --scheme spm --out "$DATA"
 
 echo "| 2/4 training $ARCH for $TRAIN_MINUTES minutes (best checkpoint by validation loss)"
 fairseq-train "$DATA/bin" --user-dir rnnsearch_plugin --task translation -s en -t fr \

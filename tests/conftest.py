@@ -75,8 +75,8 @@ def run(*command: str, cwd: Path = REPO, stdin: str | None = None, check: bool =
 def multi30k(tmp_path_factory) -> Path:
     """Multi30k En->Fr, 3,000 training pairs, full val (1,014 pairs) and tests."""
     out = tmp_path_factory.mktemp("multi30k")
-    run(sys.executable, "scripts/prepare_multi30k.py", "--out", str(out), "--train-lines", "3000",
-        "--vocab-size", "1000", "--local-dir", os.path.join(SHARED_DATA, "multi30k"))
+    run(sys.executable, "scripts/prepare_data.py", "multi30k", "--scheme", "spm", "--out", str(out),
+        "--train-lines", "3000", "--vocab-size", "1000", "--local-dir", os.path.join(SHARED_DATA, "multi30k"))
     return out
 
 

@@ -1,0 +1,132 @@
+"""The steps from raw text to fairseq-binarized data, each skipped when already complete.
+
+    OUT/raw/{split}.{en,fr}        raw text (the references for sacreBLEU), report.json
+    OUT/{scheme}/...               the scheme's model and the encoded text
+    OUT/bin/                       fairseq-preprocess output
+    OUT/manifest.json              corpus, scheme, sizes, vocabularies, <unk> counts, commands
+
+Every step writes under a temporary name and renames when complete, so an interrupted run
+leaves nothing that a rerun mistakes for finished output.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, Optional
+
+from fairseq.data import Dictionary
+
+from .corpora import CORPORA
+from .schemes import LANGS, Scheme
+from .textio import DataError, read_lines, write_atomic
+
+
+def console_script(name: str) -> str:
+    """A console script of this Python's environment, also when it is not activated."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else name
+
+
+def raw_splits(corpus: str, out: Path, local_dir: Optional[Path], train_lines: int, **options: Any) -> dict[str, Any]:
+    """OUT/raw: the corpus's splits as plain text, with what was dropped and why."""
+    raw = out / "raw"
+    report_path = raw / "report.json"
+    if report_path.exists():
+        return json.loads(report_path.read_text())
+    print(f"| reading {corpus}", flush=True)
+    splits, dropped = CORPORA[corpus](local_dir, out / "download", **options)
+    if train_lines:
+        splits["train"] = tuple(side[:train_lines] for side in splits["train"])  # type: ignore[assignment]
+    empty = {split: sum(1 for en, fr in zip(*pair) if not en.strip() or not fr.strip()) for split, pair in splits.items()}
+    if any(empty.values()):  # the Hansards reader drops (and counts) its empty pairs itself
+        raise DataError(f"empty sentences in {corpus} ({empty}); remove those pairs from the raw files first")
+    for split, sides in splits.items():
+        for lang, lines in zip(LANGS, sides):
+            write_atomic(raw / f"{split}.{lang}", lines)
+    report = {"pairs": {split: len(sides[0]) for split, sides in splits.items()}, "dropped": dict(dropped)}
+    write_atomic(report_path, [json.dumps(report, indent=2)])
+    return report
+
+
+def encode(scheme: Scheme, out: Path, splits: list[str], max_len: int) -> None:
+    """OUT/{scheme}/{split}.{lang}; training pairs longer than ``max_len`` tokens are dropped."""
+    folder = out / scheme.name
+    folder.mkdir(parents=True, exist_ok=True)
+    raw = {split: {lang: read_lines(out / "raw" / f"{split}.{lang}") for lang in LANGS} for split in splits}
+    print(f"| learning the {scheme.name} scheme on {len(raw['train']['en'])} training pairs", flush=True)
+    scheme.learn(raw["train"], folder)
+    for split in splits:
+        if all((folder / f"{split}.{lang}").exists() for lang in LANGS):
+            continue
+        print(f"| encoding {split} ({scheme.name})", flush=True)
+        encoded = {lang: scheme.encode(raw[split][lang], lang) for lang in LANGS}
+        if split == "train" and max_len:
+            keep = [i for i, pair in enumerate(zip(*encoded.values())) if max(len(s.split()) for s in pair) <= max_len]
+            encoded = {lang: [lines[i] for i in keep] for lang, lines in encoded.items()}
+        for lang in LANGS:
+            write_atomic(folder / f"{split}.{lang}", encoded[lang])
+
+
+def binarize(out: Path, scheme: str, splits: list[str], shortlist: int, workers: int) -> list[str]:
+    """OUT/bin by fairseq-preprocess; a shortlist keeps the N most frequent words per language."""
+    bin_dir = out / "bin"
+    folder = out / scheme
+    command = [
+        console_script("fairseq-preprocess"), "--source-lang", "en", "--target-lang", "fr",
+        "--trainpref", str(folder / "train"), "--destdir", str(bin_dir.with_name("bin.part")),
+        "--workers", str(workers),
+    ]
+    prefixes = {"valid": "--validpref", "test": "--testpref"}
+    for split, option in prefixes.items():
+        names = [s for s in splits if s == split or (split == "test" and s.startswith("test"))]
+        if names:
+            command += [option, ",".join(str(folder / name) for name in sorted(names))]
+    if shortlist:  # N words + fairseq's 4 special symbols, no padding entries
+        command += ["--nwordssrc", str(shortlist + 4), "--nwordstgt", str(shortlist + 4), "--padding-factor", "1"]
+    if (bin_dir / "preprocess.done").exists():
+        return command
+    shutil.rmtree(bin_dir.with_name("bin.part"), ignore_errors=True)
+    print("| " + " ".join(command), flush=True)
+    subprocess.run(command, check=True)
+    (bin_dir.with_name("bin.part") / "preprocess.done").touch()
+    shutil.rmtree(bin_dir, ignore_errors=True)
+    os.replace(bin_dir.with_name("bin.part"), bin_dir)
+    return command
+
+
+def unknown_counts(out: Path, scheme: str, splits: list[str]) -> dict[str, dict[str, dict[str, int]]]:
+    """Tokens per split and language, and how many of them are outside the dictionary."""
+    counts: dict[str, dict[str, dict[str, int]]] = {}
+    for lang in LANGS:
+        vocabulary = {line.rsplit(" ", 1)[0] for line in read_lines(out / "bin" / f"dict.{lang}.txt")}
+        for split in splits:
+            tokens = Counter(t for line in read_lines(out / scheme / f"{split}.{lang}") for t in line.split())
+            unknown = sum(n for token, n in tokens.items() if token not in vocabulary)
+            counts.setdefault(split, {})[lang] = {"tokens": sum(tokens.values()), "unk": unknown}
+    return counts
+
+
+def prepare(corpus: str, scheme: Scheme, out: Path, local_dir: Optional[Path] = None, train_lines: int = 0,
+            shortlist: int = 0, max_len: int = 0, workers: int = os.cpu_count() or 1,
+            **corpus_options: Any) -> dict[str, Any]:
+    """Run every step (see the module's docstring); ``corpus_options`` go to the corpus reader."""
+    report = raw_splits(corpus, out, local_dir, train_lines, **corpus_options)
+    splits = list(report["pairs"])
+    encode(scheme, out, splits, max_len)
+    command = binarize(out, scheme.name, splits, shortlist, workers)
+    pairs = {split: len(read_lines(out / scheme.name / f"{split}.en")) for split in splits}
+    manifest = {
+        "corpus": corpus, "scheme": scheme.name, "pairs": pairs, "dropped_in_cleaning": report["dropped"],
+        "max_len": max_len, "dropped_by_length": report["pairs"]["train"] - pairs["train"],
+        "shortlist": shortlist,
+        "vocabulary": {lang: len(Dictionary.load(str(out / "bin" / f"dict.{lang}.txt"))) for lang in LANGS},
+        "unknown": unknown_counts(out, scheme.name, splits),
+        "fairseq_splits": {split: f"bin/{split}.en-fr" for split in splits},
+        "detokenise_options": scheme.generate_options(out / scheme.name),
+        "preprocess_command": " ".join(command),
+    }
+    write_atomic(out / "manifest.json", [json.dumps(manifest, indent=2)])
+    return manifest

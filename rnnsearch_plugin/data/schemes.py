@@ -1,0 +1,147 @@
+"""Preprocessing schemes (an option of every corpus) and their inverses for scoring.
+
+- ``word`` (Section 4.1): Moses tokenisation (sacremoses), original case; the 30,000-word
+  shortlist itself is fairseq-preprocess's ``--nwordssrc/--nwordstgt`` (the N most frequent
+  words, ties broken by code-point order of the word; every other word becomes <unk>).
+  Inverse: Moses detokenisation.
+- ``bpe``: subword-nmt BPE learned on the Moses-tokenised training text, joint or one model
+  per language. Inverse: remove "@@ " then Moses detokenisation.
+- ``spm``: sentencepiece (unigram or BPE) on raw text, one joint model. Inverse: decode pieces.
+"""
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Protocol
+
+LANGS = ("en", "fr")
+
+
+class Scheme(Protocol):
+    name: str
+
+    def learn(self, train: dict[str, list[str]], folder: Path) -> None: ...
+
+    def encode(self, lines: list[str], lang: str) -> list[str]: ...
+
+    def decode(self, line: str, lang: str) -> str: ...
+
+    def generate_options(self, folder: Path) -> list[str]:
+        """fairseq-generate/-interactive options that print detokenised D- lines."""
+        ...
+
+
+def moses_tokenize(lines: list[str], lang: str) -> list[str]:
+    from sacremoses import MosesTokenizer
+
+    tokenizer = MosesTokenizer(lang)
+    return [tokenizer.tokenize(line, escape=False, return_str=True) for line in lines]
+
+
+def moses_tokenize_parallel(lines: list[str], lang: str, workers: int) -> list[str]:
+    """Moses tokenisation on ``workers`` processes, in order."""
+    if workers <= 1 or len(lines) < 10_000:
+        return moses_tokenize(lines, lang)
+    size = -(-len(lines) // workers)
+    chunks = [lines[i : i + size] for i in range(0, len(lines), size)]
+    with ProcessPoolExecutor(workers) as pool:
+        return [line for chunk in pool.map(moses_tokenize, chunks, [lang] * len(chunks)) for line in chunk]
+
+
+def moses_detokenize(line: str, lang: str) -> str:
+    from sacremoses import MosesDetokenizer
+
+    return MosesDetokenizer(lang).detokenize(line.split())
+
+
+class WordScheme:
+    name = "word"
+
+    def __init__(self, workers: int = os.cpu_count() or 1) -> None:
+        self.workers = workers
+
+    def learn(self, train: dict[str, list[str]], folder: Path) -> None:
+        """Nothing to learn: the shortlist is made by fairseq-preprocess."""
+
+    def encode(self, lines: list[str], lang: str) -> list[str]:
+        return moses_tokenize_parallel(lines, lang, self.workers)
+
+    def decode(self, line: str, lang: str) -> str:
+        return moses_detokenize(line, lang)
+
+    def generate_options(self, folder: Path) -> list[str]:
+        return ["--tokenizer", "moses"]
+
+
+class BPEScheme:
+    name = "bpe"
+
+    def __init__(self, merges: int = 32000, joint: bool = True, workers: int = os.cpu_count() or 1) -> None:
+        self.merges, self.joint, self.workers = merges, joint, workers
+        self.codes: dict[str, Path] = {}
+
+    def learn(self, train: dict[str, list[str]], folder: Path) -> None:
+        from subword_nmt.learn_bpe import learn_bpe
+
+        groups = {"joint": LANGS} if self.joint else {lang: (lang,) for lang in LANGS}
+        for name, langs in groups.items():
+            codes = folder / f"bpe.{name}.codes"
+            if not codes.exists():
+                text = [line for lang in langs for line in moses_tokenize_parallel(train[lang], lang, self.workers)]
+                temporary = codes.with_name(codes.name + ".part")
+                with open(temporary, "w", encoding="utf-8") as out:
+                    learn_bpe(text, out, self.merges, min_frequency=2)
+                os.replace(temporary, codes)
+            for lang in langs:
+                self.codes[lang] = codes
+
+    def encode(self, lines: list[str], lang: str) -> list[str]:
+        from subword_nmt.apply_bpe import BPE
+
+        with open(self.codes[lang], encoding="utf-8") as codes:
+            bpe = BPE(codes)
+        return [bpe.process_line(line) for line in moses_tokenize_parallel(lines, lang, self.workers)]
+
+    def decode(self, line: str, lang: str) -> str:
+        return moses_detokenize((line + " ").replace("@@ ", "").strip(), lang)
+
+    def generate_options(self, folder: Path) -> list[str]:
+        codes = folder / ("bpe.joint.codes" if self.joint else "bpe.en.codes")  # encodes the source
+        return ["--tokenizer", "moses", "--bpe", "subword_nmt", "--bpe-codes", str(codes)]
+
+
+class SentencePieceScheme:
+    name = "spm"
+
+    def __init__(self, vocab_size: int = 8000, model_type: str = "unigram", workers: int = os.cpu_count() or 1) -> None:
+        self.vocab_size, self.model_type, self.workers = vocab_size, model_type, workers
+        self.model: Path | None = None
+
+    def learn(self, train: dict[str, list[str]], folder: Path) -> None:
+        import sentencepiece
+
+        self.model = folder / "spm.model"
+        if self.model.exists():
+            return
+        prefix = folder / "spm.part"
+        sentencepiece.SentencePieceTrainer.train(
+            sentence_iterator=iter([line for lang in LANGS for line in train[lang]]),
+            model_prefix=str(prefix), vocab_size=self.vocab_size, model_type=self.model_type,
+            character_coverage=1.0, num_threads=self.workers, input_sentence_size=2_000_000,
+            shuffle_input_sentence=True, minloglevel=2,
+        )
+        os.replace(f"{prefix}.vocab", folder / "spm.vocab")
+        os.replace(f"{prefix}.model", self.model)
+
+    def _processor(self):
+        import sentencepiece
+
+        return sentencepiece.SentencePieceProcessor(model_file=str(self.model))
+
+    def encode(self, lines: list[str], lang: str) -> list[str]:
+        return [" ".join(pieces) for pieces in self._processor().encode(lines, out_type=str, num_threads=self.workers)]
+
+    def decode(self, line: str, lang: str) -> str:
+        return self._processor().decode(line.split())
+
+    def generate_options(self, folder: Path) -> list[str]:
+        return ["--bpe", "sentencepiece", "--sentencepiece-model", str(folder / "spm.model")]

@@ -1,0 +1,40 @@
+"""Reading and writing parallel text without ever losing or misaligning a line."""
+import gzip
+import os
+from pathlib import Path
+
+
+class DataError(ValueError):
+    """Bad input data: reported in one line naming the file and what to do."""
+
+
+def read_lines(path: Path) -> list[str]:
+    """The lines of a (possibly gzipped) UTF-8 file, without line ends."""
+    if not path.exists():
+        raise DataError(f"{path} does not exist")
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8", newline="\n") as handle:
+            return [line.rstrip("\r\n") for line in handle]
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path} is not valid UTF-8 ({error.reason} at byte {error.start}); re-encode it") from None
+
+
+def read_parallel(source: Path, target: Path) -> tuple[list[str], list[str]]:
+    """Two line-aligned files; refuses different line counts instead of misaligning them."""
+    source_lines, target_lines = read_lines(source), read_lines(target)
+    if len(source_lines) != len(target_lines):
+        raise DataError(
+            f"{source} has {len(source_lines)} lines but {target} has {len(target_lines)}: "
+            "the two sides must be line-aligned"
+        )
+    return source_lines, target_lines
+
+
+def write_atomic(path: Path, lines: list[str]) -> None:
+    """Write under a temporary name and rename when complete."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".part")
+    with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
+        handle.writelines(line + "\n" for line in lines)
+    os.replace(temporary, path)

@@ -1,0 +1,133 @@
+"""The data pipelines on slices of the real corpora in ../shared/data (copied, never written)."""
+import gzip
+import json
+import re
+import sys
+import unicodedata
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+from conftest import REPO, SHARED_DATA, TINY, run
+from rnnsearch_plugin.data.hansards import clean_and_split
+from rnnsearch_plugin.data.schemes import BPEScheme, SentencePieceScheme, WordScheme
+from rnnsearch_plugin.data.textio import read_lines
+
+PREPARE = str(REPO / "scripts" / "prepare_data.py")
+SCHEME_OPTIONS = {"word": ["--shortlist", "1500", "--max-len", "30"], "bpe": ["--bpe-merges", "300"],
+                  "spm": ["--vocab-size", "500"]}
+
+
+def slice_corpus(source: Path, target: Path, names: list[str], lines: int) -> Path:
+    """The first ``lines`` lines of each named file, decompressed into ``target``."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        with gzip.open(source / f"{name}.gz", "rt", encoding="utf-8") as handle:
+            head = [next(handle) for _ in range(lines)]
+        (target / name).write_text("".join(head), encoding="utf-8")
+    return target
+
+
+@pytest.fixture(scope="module")
+def local_dirs(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("raw")
+    data = Path(SHARED_DATA)
+    wmt = slice_corpus(data / "wmt14", root / "wmt14", [f"newstest201{y}.{l}" for y in (2, 3, 4) for l in ("en", "fr")], 400)
+    for lang in ("en", "fr"):  # a slice of newstest2012 stands in for the training data
+        (wmt / f"train.{lang}").write_text((wmt / f"newstest2012.{lang}").read_text())
+    return {
+        "multi30k": slice_corpus(data / "multi30k", root / "multi30k", [f"{s}.{l}" for s in ("train", "val", "test_2016_flickr", "test_2017_flickr") for l in ("en", "fr")], 600),
+        "hansards": slice_corpus(data / "hansards", root / "hansards", [f"hansard.36.{p}.house.{l}" for p in (1, 2) for l in ("en", "fr")], 3000),
+        "wmt14": wmt,
+    }
+
+
+@pytest.mark.parametrize("scheme", ["word", "bpe", "spm"])
+@pytest.mark.parametrize("corpus", ["multi30k", "hansards", "wmt14"])
+def test_corpus_and_scheme_to_binarized_data(local_dirs, tmp_path, corpus, scheme):
+    out = tmp_path / "out"
+    command = [PREPARE, corpus, "--scheme", scheme,
+               "--out", str(out), "--local-dir", str(local_dirs[corpus]), *SCHEME_OPTIONS[scheme],
+               *(["--held-out", "300"] if corpus == "hansards" else [])]
+    run(sys.executable, *command)
+    manifest = json.loads((out / "manifest.json").read_text())
+    for split, pairs in manifest["pairs"].items():  # the manifest counts what was binarized
+        log = (out / "bin" / "preprocess.log").read_text()
+        assert re.search(rf"{split}\.en: {pairs} sents", log), (split, pairs)
+    for split, sides in manifest["unknown"].items():
+        for lang, counts in sides.items():
+            match = re.search(rf"/{split}\.{lang}: \d+ sents, (\d+) tokens, ([\d.]+)% replaced", log)
+            assert int(match[1]) == counts["tokens"] + manifest["pairs"][split]  # + </s> per sentence
+            expected = 100 * counts["unk"] / int(match[1])  # fairseq prints 3 significant digits
+            assert float(match[2]) == pytest.approx(expected, rel=5e-3, abs=5e-4)
+    if corpus == "hansards":
+        assert manifest["pairs"]["valid"] == manifest["pairs"]["test"] == 300
+        assert manifest["dropped_in_cleaning"]["not a sentence"] > 0
+    if corpus == "multi30k" and scheme == "spm":
+        binarized = (out / "bin" / "train.en-fr.en.bin").stat().st_mtime_ns
+        run(sys.executable, *command)  # idempotent: finished steps are not redone
+        assert (out / "bin" / "train.en-fr.en.bin").stat().st_mtime_ns == binarized
+        run("fairseq-train", str(out / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
+            "-s", "en", "-t", "fr", "--arch", "rnnsearch_small", *TINY, "--optimizer", "adam", "--lr", "0.003",
+            "--max-tokens", "1000", "--max-update", "2", "--save-dir", str(tmp_path / "ck"), "--num-workers", "0")
+
+
+def normalise(text: str) -> str:
+    """The documented normalisation: equal once sacreBLEU's 13a tokeniser has run (so spacing
+    around punctuation, e.g. French "Bowie :" vs "Bowie:", does not count) after NFKC."""
+    return Tokenizer13a()(unicodedata.normalize("NFKC", text))
+
+
+@pytest.mark.parametrize("scheme_class", [WordScheme, BPEScheme, SentencePieceScheme])
+def test_round_trip_restores_the_raw_reference(tmp_path, scheme_class):
+    raw = read_lines(Path(SHARED_DATA) / "wmt14" / "newstest2014.fr.gz")[:300]
+    train = {"en": read_lines(Path(SHARED_DATA) / "wmt14" / "newstest2013.en.gz")[:2000],
+             "fr": read_lines(Path(SHARED_DATA) / "wmt14" / "newstest2013.fr.gz")[:2000]}
+    scheme = scheme_class(workers=1) if scheme_class is WordScheme else scheme_class(500, workers=1)
+    scheme.learn(train, tmp_path)
+    decoded = [scheme.decode(line, "fr") for line in scheme.encode(raw, "fr")]
+    mismatches = [(r, d) for r, d in zip(raw, decoded) if normalise(r) != normalise(d)]
+    assert len(mismatches) <= 0.02 * len(raw), mismatches[:3]
+
+
+def test_word_shortlist_keeps_exactly_the_most_frequent_words(tmp_path, local_dirs):
+    out = tmp_path / "out"
+    run(sys.executable, PREPARE, "multi30k", "--scheme",
+        "word", "--out", str(out), "--local-dir", str(local_dirs["multi30k"]), "--shortlist", "700")
+    counts = Counter(t for line in read_lines(out / "word" / "train.fr") for t in line.split())
+    expected = [w for w, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:700]]
+    kept = [line.rsplit(" ", 1)[0] for line in read_lines(out / "bin" / "dict.fr.txt")]
+    assert kept == expected  # ties: code-point order of the word
+
+
+def test_hansards_cleaning_is_deterministic_and_keeps_held_out_pairs_out_of_training():
+    english = ["ELECTION OF SPEAKER", "Mr. Charlie Penson:", "", "It is a top down process.",
+               "It is a top down process.", "We agree with the minister on this.", "Yes it is true that we do."] * 1
+    french = ["ÉLECTION DU PRÉSIDENT", "M. Charlie Penson:", "Vide.", "On a une approche descendante.",
+              "On a une approche descendante.", "Nous sommes d'accord avec le ministre.", "Oui c'est vrai."]
+    split = clean_and_split(english, french, dev_size=1, test_size=1)
+    again = clean_and_split(english, french, dev_size=1, test_size=1)
+    assert split.splits == again.splits
+    assert split.dropped == {"not a sentence": 2, "empty": 1, "duplicate": 1, "overlaps dev/test": 0}
+    sizes = {name: len(sides[0]) for name, sides in split.splits.items()}
+    assert sizes == {"train": 1, "valid": 1, "test": 1}
+    held_out = set(split.splits["valid"][0] + split.splits["test"][0])
+    assert not held_out & set(split.splits["train"][0])
+
+
+def test_bad_input_is_refused_in_one_line(tmp_path, local_dirs):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for path in local_dirs["multi30k"].iterdir():
+        (bad / path.name).write_bytes(path.read_bytes())
+    (bad / "val.fr").write_text("\n".join((bad / "val.fr").read_text().splitlines()[:-1]) + "\n")
+    result = run(sys.executable, PREPARE, "multi30k", "--out", str(tmp_path / "o1"), "--local-dir", str(bad), check=False)
+    assert result.returncode != 0 and "600 lines but" in result.stderr and "Traceback" not in result.stderr
+    (bad / "val.fr").write_bytes(b"\xff\xfe broken\n" * 600)
+    result = run(sys.executable, PREPARE, "multi30k", "--out", str(tmp_path / "o2"), "--local-dir", str(bad), check=False)
+    assert "not valid UTF-8" in result.stderr and "Traceback" not in result.stderr
+    (bad / "val.fr").unlink()
+    result = run(sys.executable, PREPARE, "multi30k", "--out", str(tmp_path / "o3"), "--local-dir", str(bad), check=False)
+    assert "val.fr[.gz] is not in" in result.stderr and not (tmp_path / "o3" / "manifest.json").exists()

@@ -17,7 +17,7 @@ pip() { python -m pip --disable-pip-version-check -q "$@"; }
 python -c "import torch" 2>/dev/null || pip install torch==2.13.0
 python -c "import fairseq" 2>/dev/null || {
   pip install numpy cython setuptools wheel
-  echo "| building fairseq-fixed 0.12.3.1 against torch $(python -c 'import torch; print(torch.__version__)')"
+  echo "| installing fairseq-fixed 0.12.3.1, built against torch $(python -c "import torch; print(torch.__version__)") (compiled once, then cached by pip)"
   pip install --no-build-isolation fairseq-fixed==0.12.3.1
 }
 pip install ".[test]"

@@ -8,10 +8,11 @@
   per language. Inverse: remove "@@ " then Moses detokenisation.
 - ``spm``: sentencepiece (unigram or BPE) on raw text, one joint model. Inverse: decode pieces.
 """
+import functools
 import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 LANGS = ("en", "fr")
 
@@ -132,16 +133,18 @@ class SentencePieceScheme:
         os.replace(f"{prefix}.vocab", folder / "spm.vocab")
         os.replace(f"{prefix}.model", self.model)
 
-    def _processor(self):
+    @functools.cached_property
+    def processor(self) -> Any:
+        """The learned model, loaded once (after ``learn``)."""
         import sentencepiece
 
         return sentencepiece.SentencePieceProcessor(model_file=str(self.model))
 
     def encode(self, lines: list[str], lang: str) -> list[str]:
-        return [" ".join(pieces) for pieces in self._processor().encode(lines, out_type=str, num_threads=self.workers)]
+        return [" ".join(pieces) for pieces in self.processor.encode(lines, out_type=str, num_threads=self.workers)]
 
     def decode(self, line: str, lang: str) -> str:
-        return self._processor().decode(line.split())
+        return self.processor.decode(line.split())
 
     def generate_options(self, folder: Path) -> list[str]:
         return ["--bpe", "sentencepiece", "--sentencepiece-model", str(folder / "spm.model")]

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from sacrebleu.metrics.bleu import BLEU, BLEUScore
 
+from .data.textio import write_atomic
+
 LINE = re.compile(r"^(?P<kind>[DH])-(?P<id>\d+)\t(?P<score>[^\t]*)\t?(?P<text>.*)$")
 
 
@@ -69,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     except (OSError, UnicodeDecodeError, ScoringError) as error:
         sys.exit(f"rnnsearch-score: error: {error}")
     if args.output:
-        args.output.write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
+        write_atomic(args.output, hypotheses)
     print(f"sacreBLEU = {bleu.score:.2f} ({bleu}) on {len(references)} sentences; {signature}")
 
 

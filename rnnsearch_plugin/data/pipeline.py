@@ -51,18 +51,22 @@ def raw_splits(corpus: str, out: Path, local_dir: Optional[Path], train_lines: i
     return report
 
 
+def read_raw(out: Path, split: str, lang: str) -> list[str]:
+    return read_lines(out / "raw" / f"{split}.{lang}")
+
+
 def encode(scheme: Scheme, out: Path, splits: list[str], max_len: int) -> None:
     """OUT/{scheme}/{split}.{lang}; training pairs longer than ``max_len`` tokens are dropped."""
     folder = out / scheme.name
     folder.mkdir(parents=True, exist_ok=True)
-    raw = {split: {lang: read_lines(out / "raw" / f"{split}.{lang}") for lang in LANGS} for split in splits}
-    print(f"| learning the {scheme.name} scheme on {len(raw['train']['en'])} training pairs", flush=True)
-    scheme.learn(raw["train"], folder)
+    train = {lang: read_raw(out, "train", lang) for lang in LANGS}
+    print(f"| learning the {scheme.name} scheme on {len(train['en'])} training pairs", flush=True)
+    scheme.learn(train, folder)
     for split in splits:
         if all((folder / f"{split}.{lang}").exists() for lang in LANGS):
             continue
         print(f"| encoding {split} ({scheme.name})", flush=True)
-        encoded = {lang: scheme.encode(raw[split][lang], lang) for lang in LANGS}
+        encoded = {lang: scheme.encode(train[lang] if split == "train" else read_raw(out, split, lang), lang) for lang in LANGS}
         if split == "train" and max_len:
             keep = [i for i, pair in enumerate(zip(*encoded.values())) if max(len(s.split()) for s in pair) <= max_len]
             encoded = {lang: [lines[i] for i in keep] for lang, lines in encoded.items()}

@@ -3,9 +3,14 @@
 
     python scripts/prepare_data.py CORPUS --scheme {word,bpe,spm} --out DIR [--local-dir DIR]
 
-CORPUS: multi30k (official repository, or --local-dir / $MULTI30K_DIR), hansards (the Canadian
-Hansards of ../shared/data/hansards, cleaned and split; --local-dir / $HANSARDS_DIR), wmt14
-(--local-dir / $WMT14_DIR holding train.{en,fr} and newstest2012-2014.{en,fr}).
+CORPUS (downloaded from the official locations into OUT/download, or read from --local-dir /
+$CORPUS_DIR, a folder of already-downloaded files; --mirror replaces the official host):
+  multi30k  the official repository's raw files ({train,val,test_2016_flickr,test_2017_flickr}.{en,fr}.gz)
+  hansards  hansard.36.{1,2}.house.{en,fr}[.gz] as in ../shared/data/hansards (local only), cleaned and split
+  wmt14     dev = newstest2012+2013 (dev.tgz), test = newstest2014 (test-full.tgz); training data:
+            --wmt14-train selected (the paper's 348M-word bitext, bitexts.tgz) or full (the five
+            WMT'14 corpora); the folder may hold the archives, or plain newstest201[234].{en,fr}[.gz]
+            and train.{en,fr}[.gz]
 Schemes: word (Moses tokens, --shortlist most frequent words, --max-len 30/50 training
 filter), bpe (subword-nmt on Moses tokens, --bpe-merges, --bpe-separate), spm (sentencepiece
 on raw text, --vocab-size, --spm-type). Output layout: rnnsearch_plugin/data/pipeline.py.
@@ -23,6 +28,8 @@ from rnnsearch_plugin.data.pipeline import prepare  # noqa: E402
 from rnnsearch_plugin.data.schemes import BPEScheme, SentencePieceScheme, WordScheme  # noqa: E402
 from rnnsearch_plugin.data.textio import DataError  # noqa: E402
 
+CORPUS_OPTIONS = {"hansards": lambda args: {"held_out": args.held_out}, "wmt14": lambda args: {"train": args.wmt14_train}}
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -30,6 +37,9 @@ def main() -> None:
     parser.add_argument("--scheme", choices=["word", "bpe", "spm"], default="spm")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--local-dir", type=Path, help="folder with the raw files (default: $CORPUS_DIR, else download)")
+    parser.add_argument("--mirror", help="download from this URL prefix instead of each file's official location")
+    parser.add_argument("--wmt14-train", choices=["selected", "full"], default="selected",
+                        help="wmt14: the paper's selected bitext or all five WMT'14 parallel corpora")
     parser.add_argument("--train-lines", type=int, default=0, help="use only the first N training pairs")
     parser.add_argument("--shortlist", type=int, default=30000, help="word scheme: words kept per language")
     parser.add_argument("--max-len", type=int, default=0, help="drop training pairs longer than N tokens (30, 50)")
@@ -50,8 +60,8 @@ def main() -> None:
     }[args.scheme]()
     try:
         manifest = prepare(args.corpus, scheme, args.out, Path(local_dir) if local_dir else None, args.train_lines,
-                           args.shortlist if args.scheme == "word" else 0, args.max_len, args.workers,
-                           **({"held_out": args.held_out} if args.corpus == "hansards" else {}))
+                           args.shortlist if args.scheme == "word" else 0, args.max_len, args.workers, args.mirror,
+                           **CORPUS_OPTIONS.get(args.corpus, lambda a: {})(args))
     except DataError as error:
         sys.exit(f"prepare_data: error: {error}")
     print(f"| prepared {args.out}: pairs {manifest['pairs']}, dropped {manifest['dropped_in_cleaning']}, "

@@ -1,11 +1,21 @@
 """The data pipelines on slices of the real corpora in ../shared/data (copied, never written)."""
+import functools
 import gzip
+import hashlib
+import http.server
+import io
 import json
+import os
 import re
+import signal
+import subprocess
 import sys
+import tarfile
+import threading
 import unicodedata
 from collections import Counter
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
@@ -69,9 +79,11 @@ def test_corpus_and_scheme_to_binarized_data(local_dirs, tmp_path, corpus, schem
         binarized = (out / "bin" / "train.en-fr.en.bin").stat().st_mtime_ns
         run(sys.executable, *command)  # idempotent: finished steps are not redone
         assert (out / "bin" / "train.en-fr.en.bin").stat().st_mtime_ns == binarized
-        run("fairseq-train", str(out / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
-            "-s", "en", "-t", "fr", "--arch", "rnnsearch_small", *TINY, "--optimizer", "adam", "--lr", "0.003",
-            "--max-tokens", "1000", "--max-update", "2", "--save-dir", str(tmp_path / "ck"), "--num-workers", "0")
+    trained = run("fairseq-train", str(out / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
+                  "-s", "en", "-t", "fr", "--arch", "rnnsearch_small", *TINY, "--optimizer", "adam", "--lr", "0.003",
+                  "--max-tokens", "1000", "--max-update", "1", "--save-dir", str(tmp_path / "ck"),
+                  "--num-workers", "0", "--no-save", "--max-valid-steps", "1")
+    assert "valid on 'valid' subset" in trained.stdout + trained.stderr
 
 
 def normalise(text: str) -> str:
@@ -131,3 +143,108 @@ def test_bad_input_is_refused_in_one_line(tmp_path, local_dirs):
     (bad / "val.fr").unlink()
     result = run(sys.executable, PREPARE, "multi30k", "--out", str(tmp_path / "o3"), "--local-dir", str(bad), check=False)
     assert "val.fr[.gz] is not in" in result.stderr and not (tmp_path / "o3" / "manifest.json").exists()
+
+
+def wmt_sgml(lines: list[str], setid: str) -> str:
+    """A WMT pseudo-SGML file as distributed in test-full.tgz, with stray whitespace."""
+    segments = "".join(f'<seg id="{i}"> {line}  </seg>\n' for i, line in enumerate(lines, 1))
+    return (f'<srcset setid="{setid}" srclang="any">\n<doc sysid="ref" docid="1" genre="news" origlang="en">\n'
+            f"<p>\n{segments}</p>\n</doc>\n</srcset>\n")
+
+
+def add_to_tar(tar: tarfile.TarFile, member: str, data: bytes) -> None:
+    info = tarfile.TarInfo(member)
+    info.size = len(data)
+    tar.addfile(info, io.BytesIO(data))
+
+
+@pytest.fixture(scope="module")
+def wmt14_archives(tmp_path_factory) -> tuple[Path, dict[str, tuple[list[str], list[str]]]]:
+    """The official archives' layout (dev.tgz, test-full.tgz, bitexts.tgz), filled with slices
+    of the real newstest sets (newstest2012 stands in for the selected bitext), and the raw
+    splits the pipeline must read from them."""
+    folder = tmp_path_factory.mktemp("wmt14-archives")
+    text = {f"{y}.{l}": read_lines(Path(SHARED_DATA) / "wmt14" / f"newstest{y}.{l}.gz")[:200]
+            for y in (2012, 2013, 2014) for l in ("en", "fr")}
+    with tarfile.open(folder / "dev.tgz", "w:gz") as tar:
+        for year in (2012, 2013):
+            for lang in ("en", "fr"):
+                add_to_tar(tar, f"dev/newstest{year}.{lang}", "".join(f"{l}\n" for l in text[f"{year}.{lang}"]).encode())
+    with tarfile.open(folder / "test-full.tgz", "w:gz") as tar:
+        for lang, role in (("en", "src"), ("fr", "ref")):
+            add_to_tar(tar, f"test-full/newstest2014-fren-{role}.{lang}.sgm", wmt_sgml(text[f"2014.{lang}"], "newstest2014").encode())
+    parts = ("ep7_pc45", "nc9", "dev08_11", "crawl", "ccb2_pc30", "un2000_pc34")
+    with tarfile.open(folder / "bitexts.tgz", "w:gz") as tar:
+        for index, part in enumerate(parts):
+            for lang in ("en", "fr"):
+                chunk = text[f"2012.{lang}"][index * 30:(index + 1) * 30]
+                add_to_tar(tar, f"bitexts.selected/{part}.{lang}.gz", gzip.compress("".join(f"{l}\n" for l in chunk).encode()))
+    expected = {
+        "train": tuple(text[f"2012.{l}"][:180] for l in ("en", "fr")),
+        "valid": tuple(text[f"2012.{l}"] + text[f"2013.{l}"] for l in ("en", "fr")),
+        "test": tuple([" ".join(line.split()) for line in text[f"2014.{l}"]] for l in ("en", "fr")),
+    }
+    return folder, expected
+
+
+@pytest.fixture(scope="module")
+def mirror(wmt14_archives) -> Iterator[str]:
+    """An HTTP server on this machine serving the archives, as a mirror of the official hosts."""
+    handler = functools.partial(QuietHandler, directory=str(wmt14_archives[0]))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/wmt"
+    server.shutdown()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def translate_path(self, path: str) -> str:  # the mirror's folder is /wmt
+        return super().translate_path(path.removeprefix("/wmt"))
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_wmt14_downloads_the_official_archives_or_reads_them_from_a_local_folder(tmp_path, wmt14_archives, mirror):
+    folder, expected = wmt14_archives
+    downloaded, local = tmp_path / "downloaded", tmp_path / "local"
+    run(sys.executable, PREPARE, "wmt14", "--scheme", "spm", "--vocab-size", "300", "--out", str(downloaded), "--mirror", mirror)
+    run(sys.executable, PREPARE, "wmt14", "--scheme", "spm", "--vocab-size", "300", "--out", str(local), "--local-dir", str(folder))
+    for out in (downloaded, local):
+        for split, sides in expected.items():
+            assert tuple(read_lines(out / "raw" / f"{split}.{lang}") for lang in ("en", "fr")) == sides, (out, split)
+    sources = json.loads((downloaded / "manifest.json").read_text())["sources"]
+    assert sources.keys() == {"dev.tgz", "test-full.tgz", "bitexts.tgz"}
+    for name, origin in sources.items():
+        assert origin["from"] == f"{mirror}/{name}"
+        assert origin["sha256"] == hashlib.sha256((folder / name).read_bytes()).hexdigest()
+    assert not list((downloaded / "download").glob("*.part"))
+    broken = run(sys.executable, PREPARE, "wmt14", "--out", str(tmp_path / "none"), "--mirror", mirror + "/missing", check=False)
+    assert broken.returncode != 0 and "downloading" in broken.stderr and "--local-dir" in broken.stderr
+    assert "Traceback" not in broken.stderr and not (tmp_path / "none" / "raw").exists()
+
+
+def run_and_kill(command: list[str], marker: str) -> None:
+    """Run ``command`` and SIGKILL its whole process group once it prints ``marker``."""
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               start_new_session=True)
+    for line in process.stdout:
+        if marker in line:
+            os.killpg(process.pid, signal.SIGKILL)
+            break
+    process.wait()
+    assert process.returncode == -signal.SIGKILL, f"{marker!r} never printed"
+
+
+@pytest.mark.parametrize("marker", ["| encoding train", "[en] Dictionary"])
+def test_a_killed_run_leaves_nothing_finished_looking_and_a_rerun_completes_it(tmp_path, local_dirs, marker):
+    command = [sys.executable, PREPARE, "multi30k", "--scheme", "bpe", "--bpe-merges", "300",
+               "--local-dir", str(local_dirs["multi30k"]), "--out"]
+    run(*command, str(tmp_path / "whole"))
+    run_and_kill([*command, str(tmp_path / "killed")], marker)
+    assert not (tmp_path / "killed" / "manifest.json").exists() and not (tmp_path / "killed" / "bin").exists()
+    run(*command, str(tmp_path / "killed"))
+    whole = sorted(p.name for p in (tmp_path / "whole" / "bin").iterdir() if p.suffix in (".bin", ".idx", ".txt"))
+    assert len(whole) == 4 * 2 * 2 + 2  # {train,valid,test,test1} x {en,fr} x {bin,idx} + 2 dictionaries
+    for name in whole:
+        assert (tmp_path / "killed" / "bin" / name).read_bytes() == (tmp_path / "whole" / "bin" / name).read_bytes(), name

@@ -1,78 +1,82 @@
 """The corpora: where their raw files come from and how they become raw splits.
 
-Each reader returns ``{split: (english lines, french lines)}`` with fairseq's split names
-(train, valid, test, test1, ...) and a count of what it dropped, by reason. Files come
-from ``local_dir`` when given (nothing is ever written there), else from the official
-location, downloaded once into ``cache``.
+Each reader takes a ``Sources`` (a local folder, or the official locations) and returns
+``{split: (english lines, french lines)}`` with fairseq's split names (train, valid, test,
+test1, ...) and a count of what it dropped, by reason.
 """
-import os
-import urllib.request
 from collections import Counter
-from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable
 
 from .hansards import clean_and_split
-from .textio import DataError, read_parallel
+from .sources import Remote, Sources
+from .textio import DataError
 
 Splits = dict[str, tuple[list[str], list[str]]]
 MULTI30K_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/{name}.gz"
 MULTI30K_SPLITS = {"train": "train", "valid": "val", "test": "test_2016_flickr", "test1": "test_2017_flickr"}
 HANSARDS_FILES = ("hansard.36.1.house", "hansard.36.2.house")
-WMT14_SPLITS = {"valid": ("newstest2012", "newstest2013"), "test": ("newstest2014",)}
+HANSARDS_ORIGIN = "https://www.isi.edu/natural-language/download/hansard/"
+WMT14_DEV = "https://www.statmt.org/wmt14/dev.tgz"  # plain text dev/newstest201{2,3}.{en,fr}
+WMT14_TEST = "https://www.statmt.org/wmt14/test-full.tgz"  # SGML, En-Fr in both directions
+WMT14_SPLITS: dict[str, dict[str, dict[str, Remote]]] = {
+    "valid": {stem: {lang: Remote(WMT14_DEV, f"dev/{stem}.{lang}") for lang in ("en", "fr")}
+              for stem in ("newstest2012", "newstest2013")},
+    "test": {"newstest2014": {"en": Remote(WMT14_TEST, "test-full/newstest2014-fren-src.en.sgm"),
+                              "fr": Remote(WMT14_TEST, "test-full/newstest2014-fren-ref.fr.sgm")}},
+}
+SELECTED_BITEXT = "http://www-lium.univ-lemans.fr/~schwenk/cslm_joint_paper/data/bitexts.tgz"
+WMT14_TRAIN: dict[str, list[tuple[str, str, str]]] = {  # name, archive URL, member path with {lang}
+    "selected": [(part, SELECTED_BITEXT, f"bitexts.selected/{part}.{{lang}}.gz")
+                 for part in ("ep7_pc45", "nc9", "dev08_11", "crawl", "ccb2_pc30", "un2000_pc34")],
+    "full": [(member.rsplit("/", 1)[-1].removesuffix(".{lang}").removesuffix(".{lang}.gz"), url, member) for url, member in (
+        ("https://www.statmt.org/wmt13/training-parallel-europarl-v7.tgz", "training/europarl-v7.fr-en.{lang}"),
+        ("https://www.statmt.org/wmt13/training-parallel-commoncrawl.tgz", "commoncrawl.fr-en.{lang}"),
+        ("https://www.statmt.org/wmt13/training-parallel-un.tgz", "un/undoc.2000.fr-en.{lang}"),
+        ("https://www.statmt.org/wmt14/training-parallel-nc-v9.tgz", "training/news-commentary-v9.fr-en.{lang}"),
+        ("https://www.statmt.org/wmt10/training-giga-fren.tar", "giga-fren.release2.fixed.{lang}.gz"),
+    )],
+}
 
 
-def locate(name: str, local_dir: Optional[Path], cache: Path, url: Optional[str]) -> Path:
-    """``name`` (e.g. 'train.en') or ``name.gz`` in ``local_dir``, else downloaded from ``url``."""
-    if local_dir is not None:
-        for candidate in (local_dir / f"{name}.gz", local_dir / name):
-            if candidate.exists():
-                return candidate
-        raise DataError(f"{name}[.gz] is not in {local_dir}; point --local-dir at the corpus's raw files")
-    if url is None:
-        raise DataError(f"{name} has no public download location: give its folder with --local-dir")
-    target = cache / f"{name}.gz"
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        print(f"| downloading {url}", flush=True)
-        try:
-            urllib.request.urlretrieve(url, f"{target}.part")
-        except OSError as error:
-            raise DataError(f"downloading {url} failed ({error}); download it yourself and use --local-dir") from None
-        os.replace(f"{target}.part", target)
-    return target
+def concatenate(pairs: list[tuple[list[str], list[str]]]) -> tuple[list[str], list[str]]:
+    return [line for en, _ in pairs for line in en], [line for _, fr in pairs for line in fr]
 
 
-def pair(stem: str, local_dir: Optional[Path], cache: Path, url: Optional[str] = None) -> tuple[list[str], list[str]]:
-    paths = [locate(f"{stem}.{lang}", local_dir, cache, url and url.format(name=f"{stem}.{lang}")) for lang in ("en", "fr")]
-    return read_parallel(*paths)
-
-
-def multi30k(local_dir: Optional[Path], cache: Path) -> tuple[Splits, Counter]:
+def multi30k(sources: Sources) -> tuple[Splits, Counter]:
     """Multi30k task 1, En-Fr: train (29,000), valid = val (1,014), test = test_2016_flickr,
-    test1 = test_2017_flickr (1,000 each)."""
-    return {split: pair(stem, local_dir, cache, MULTI30K_URL) for split, stem in MULTI30K_SPLITS.items()}, Counter()
+    test1 = test_2017_flickr (1,000 each), from the official repository's raw files."""
+    return {split: sources.parallel(stem, {lang: Remote(MULTI30K_URL.format(name=f"{stem}.{lang}")) for lang in ("en", "fr")})
+            for split, stem in MULTI30K_SPLITS.items()}, Counter()
 
 
-def hansards(local_dir: Optional[Path], cache: Path, held_out: int = 3000) -> tuple[Splits, Counter]:
-    """The 36th Parliament's House debates, cleaned and split by ``hansards.clean_and_split``
-    into ``held_out`` dev and ``held_out`` test pairs and the rest for training."""
-    english, french = [], []
-    for stem in HANSARDS_FILES:
-        en, fr = pair(stem, local_dir, cache)
-        english += en
-        french += fr
+def hansards(sources: Sources, held_out: int = 3000) -> tuple[Splits, Counter]:
+    """The 36th Parliament's House debates (hansard.36.{1,2}.house.{en,fr}[.gz], UTF-8,
+    line-aligned; the original release is ISI's, see ``HANSARDS_ORIGIN``), cleaned and split
+    by ``hansards.clean_and_split`` into ``held_out`` dev and ``held_out`` test pairs and the
+    rest for training."""
+    if sources.local_dir is None:
+        raise DataError(f"the Hansards are read from a local folder (the aligned release of {HANSARDS_ORIGIN}, "
+                        "converted to UTF-8 and concatenated, as ../shared/data/hansards): give it with --local-dir")
+    english, french = concatenate([sources.parallel(stem, {"en": None, "fr": None}) for stem in HANSARDS_FILES])
     split = clean_and_split(english, french, dev_size=held_out, test_size=held_out)
     return split.splits, split.dropped
 
 
-def wmt14(local_dir: Optional[Path], cache: Path) -> tuple[Splits, Counter]:
-    """WMT'14 En-Fr as in Section 4.1: valid = newstest2012 + newstest2013, test = newstest2014,
-    train = train.{en,fr} of ``local_dir`` (the WMT'14 parallel corpora, or the 348M-word
-    selected bitext, concatenated and line-aligned)."""
-    splits: Splits = {"train": pair("train", local_dir, cache)}
-    for split, stems in WMT14_SPLITS.items():
-        pairs = [pair(stem, local_dir, cache) for stem in stems]
-        splits[split] = ([l for en, _ in pairs for l in en], [l for _, fr in pairs for l in fr])
+def wmt14(sources: Sources, train: str = "selected") -> tuple[Splits, Counter]:
+    """WMT'14 En-Fr as in Section 4.1: valid = newstest2012 + newstest2013 (6,003 pairs),
+    test = newstest2014 (3,003), train = the 348M-word selected bitext the paper used
+    (``train="selected"``) or the five WMT'14 parallel corpora (``"full"``), concatenated.
+    A local folder may hold train.{en,fr} instead of the training archives."""
+    splits: Splits = {}
+    if sources.local("train.en", "train.en.gz"):
+        splits["train"] = sources.parallel("train", {"en": None, "fr": None})
+    else:
+        splits["train"] = concatenate([
+            sources.parallel(name, {lang: Remote(url, member.format(lang=lang)) for lang in ("en", "fr")})
+            for name, url, member in WMT14_TRAIN[train]
+        ])
+    for split, sets in WMT14_SPLITS.items():
+        splits[split] = concatenate([sources.parallel(stem, remotes) for stem, remotes in sets.items()])
     return splits, Counter()
 
 

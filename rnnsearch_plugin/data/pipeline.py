@@ -21,6 +21,7 @@ from fairseq.data import Dictionary
 
 from .corpora import CORPORA
 from .schemes import LANGS, Scheme
+from .sources import Sources
 from .textio import DataError, read_lines, write_atomic
 
 
@@ -30,14 +31,15 @@ def console_script(name: str) -> str:
     return str(beside) if beside.exists() else name
 
 
-def raw_splits(corpus: str, out: Path, local_dir: Optional[Path], train_lines: int, **options: Any) -> dict[str, Any]:
-    """OUT/raw: the corpus's splits as plain text, with what was dropped and why."""
+def raw_splits(corpus: str, out: Path, sources: Sources, train_lines: int, **options: Any) -> dict[str, Any]:
+    """OUT/raw: the corpus's splits as plain text, with what was dropped and why and where
+    each file came from (URL or local path, SHA-256)."""
     raw = out / "raw"
     report_path = raw / "report.json"
     if report_path.exists():
         return json.loads(report_path.read_text())
     print(f"| reading {corpus}", flush=True)
-    splits, dropped = CORPORA[corpus](local_dir, out / "download", **options)
+    splits, dropped = CORPORA[corpus](sources, **options)
     if train_lines:
         splits["train"] = tuple(side[:train_lines] for side in splits["train"])  # type: ignore[assignment]
     empty = {split: sum(1 for en, fr in zip(*pair) if not en.strip() or not fr.strip()) for split, pair in splits.items()}
@@ -46,7 +48,8 @@ def raw_splits(corpus: str, out: Path, local_dir: Optional[Path], train_lines: i
     for split, sides in splits.items():
         for lang, lines in zip(LANGS, sides):
             write_atomic(raw / f"{split}.{lang}", lines)
-    report = {"pairs": {split: len(sides[0]) for split, sides in splits.items()}, "dropped": dict(dropped)}
+    report = {"pairs": {split: len(sides[0]) for split, sides in splits.items()}, "dropped": dict(dropped),
+              "sources": sources.origins}
     write_atomic(report_path, [json.dumps(report, indent=2)])
     return report
 
@@ -114,22 +117,24 @@ def unknown_counts(out: Path, scheme: str, splits: list[str]) -> dict[str, dict[
 
 
 def prepare(corpus: str, scheme: Scheme, out: Path, local_dir: Optional[Path] = None, train_lines: int = 0,
-            shortlist: int = 0, max_len: int = 0, workers: int = os.cpu_count() or 1,
+            shortlist: int = 0, max_len: int = 0, workers: int = os.cpu_count() or 1, mirror: Optional[str] = None,
             **corpus_options: Any) -> dict[str, Any]:
-    """Run every step (see the module's docstring); ``corpus_options`` go to the corpus reader."""
-    report = raw_splits(corpus, out, local_dir, train_lines, **corpus_options)
+    """Run every step (see the module's docstring); downloads go to OUT/download (through
+    ``mirror`` when given); ``corpus_options`` go to the corpus reader."""
+    report = raw_splits(corpus, out, Sources(local_dir, out / "download", mirror), train_lines, **corpus_options)
     splits = list(report["pairs"])
     encode(scheme, out, splits, max_len)
     command = binarize(out, scheme.name, splits, shortlist, workers)
     pairs = {split: len(read_lines(out / scheme.name / f"{split}.en")) for split in splits}
     manifest = {
-        "corpus": corpus, "scheme": scheme.name, "pairs": pairs, "dropped_in_cleaning": report["dropped"],
+        "corpus": corpus, "scheme": scheme.name, "sources": report["sources"],
+        "pairs": pairs, "dropped_in_cleaning": report["dropped"],
         "max_len": max_len, "dropped_by_length": report["pairs"]["train"] - pairs["train"],
         "shortlist": shortlist,
         "vocabulary": {lang: len(Dictionary.load(str(out / "bin" / f"dict.{lang}.txt"))) for lang in LANGS},
         "unknown": unknown_counts(out, scheme.name, splits),
         "fairseq_splits": {split: f"bin/{split}.en-fr" for split in splits},
-        "detokenise_options": scheme.generate_options(out / scheme.name),
+        "detokenise_options": scheme.generate_options((out / scheme.name).resolve()),
         "preprocess_command": " ".join(command),
     }
     write_atomic(out / "manifest.json", [json.dumps(manifest, indent=2)])

@@ -20,17 +20,6 @@ def read_lines(path: Path) -> list[str]:
         raise DataError(f"{path} is not valid UTF-8 ({error.reason} at byte {error.start}); re-encode it") from None
 
 
-def read_parallel(source: Path, target: Path) -> tuple[list[str], list[str]]:
-    """Two line-aligned files; refuses different line counts instead of misaligning them."""
-    source_lines, target_lines = read_lines(source), read_lines(target)
-    if len(source_lines) != len(target_lines):
-        raise DataError(
-            f"{source} has {len(source_lines)} lines but {target} has {len(target_lines)}: "
-            "the two sides must be line-aligned"
-        )
-    return source_lines, target_lines
-
-
 def write_atomic(path: Path, lines: list[str]) -> None:
     """Write under a temporary name and rename when complete."""
     path.parent.mkdir(parents=True, exist_ok=True)

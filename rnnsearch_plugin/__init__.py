@@ -4,9 +4,10 @@ Load with ``--user-dir rnnsearch_plugin`` (or import it). Importing registers th
 architectures and optimizer, keeps fairseq from dropping sentences at batching time
 (``batching.py``), lets fairseq checkpoints load with weights-only unpickling
 (``checkpoint_safety.py``) and makes fairseq's commands report user mistakes in one line
-(``cli_errors.py``).
+(``cli_errors.py``). The Python API: ``load`` (``hub.py``).
 """
 from . import batching, checkpoint_safety, cli_errors
+from .hub import Alignment, RNNSearchHubInterface, load
 from .model import RNNEncDecModel, RNNSearchModel
 from .optim import PaperAdadelta
 
@@ -14,4 +15,4 @@ batching.install()
 checkpoint_safety.install()
 cli_errors.install()
 
-__all__ = ["RNNSearchModel", "RNNEncDecModel", "PaperAdadelta"]
+__all__ = ["RNNSearchModel", "RNNEncDecModel", "PaperAdadelta", "load", "RNNSearchHubInterface", "Alignment"]

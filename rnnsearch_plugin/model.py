@@ -116,6 +116,19 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
                 )
         return super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
 
+    @classmethod
+    def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str = "model.pt",
+                        data_name_or_path: str = ".", **kwargs: Any) -> Any:
+        """fairseq's hub loading, returning ``hub.RNNSearchHubInterface`` (adds ``score`` and
+        ``align`` of sentence pairs to fairseq's ``translate``/``sample``/``generate``)."""
+        from fairseq import hub_utils
+
+        from .hub import RNNSearchHubInterface
+
+        loaded = hub_utils.from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path,
+                                           archive_map=cls.hub_models(), **kwargs)
+        return RNNSearchHubInterface(loaded["args"], loaded["task"], loaded["models"])
+
 
 @register_model("rnnencdec", dataclass=RNNEncDecConfig)
 class RNNEncDecModel(RNNSearchModel):

@@ -1,0 +1,63 @@
+"""BLEU as the paper reports it (Table 1, Figure 2) next to sacreBLEU.
+
+- ``detokenised``: sacreBLEU on plain text against the raw references, with its signature.
+- ``tokenised``: the paper-style figure (Moses' multi-bleu.perl convention): both sides Moses-
+  tokenised (sacremoses), BLEU on those tokens with no further tokenisation and no smoothing,
+  optionally lowercased.
+- ``by_length``: Figure 2, BLEU of the sentences whose source has a length in each bucket.
+"""
+from dataclasses import dataclass
+
+from sacrebleu.metrics.bleu import BLEU
+
+from ..data.schemes import moses_tokenize
+from ..scoring import corpus_bleu
+
+
+@dataclass
+class Bucket:
+    """Source lengths in [low, high) (``high`` None: no upper bound) and their sentences."""
+
+    low: int
+    high: int | None
+    indices: list[int]
+
+    @property
+    def label(self) -> str:
+        return f"{self.low}-{self.high}" if self.high is not None else f"{self.low}+"
+
+
+def detokenised(hypotheses: list[str], references: list[str]) -> tuple[float, str]:
+    """sacreBLEU score and signature."""
+    score, signature = corpus_bleu(hypotheses, references)
+    return score.score, signature
+
+
+def tokenised(hypotheses: list[str], references: list[str], lang: str, lowercase: bool = False) -> float:
+    """BLEU on Moses tokens, as multi-bleu.perl computes it (no smoothing)."""
+    metric = BLEU(tokenize="none", lowercase=lowercase, smooth_method="none", force=True)
+    return metric.corpus_score(moses_tokenize(hypotheses, lang), [moses_tokenize(references, lang)]).score
+
+
+def source_lengths(sources: list[str], lang: str = "en") -> list[int]:
+    """Source length in words = Moses tokens of the raw source (the paper's tokenisation)."""
+    return [len(line.split()) for line in moses_tokenize(sources, lang)]
+
+
+def buckets(lengths: list[int], edges: list[int]) -> list[Bucket]:
+    """[0, e1), [e1, e2), ..., [e_last, inf): every sentence in exactly one bucket."""
+    bounds = [0, *edges]
+    result = [Bucket(low, high, []) for low, high in zip(bounds, [*edges, None])]
+    for index, length in enumerate(lengths):
+        next(b for b in result if length >= b.low and (b.high is None or length < b.high)).indices.append(index)
+    return result
+
+
+def by_length(hypotheses: list[str], references: list[str], lengths: list[int], edges: list[int]) -> list[dict]:
+    """Figure 2: sacreBLEU of each source-length bucket (None for an empty bucket)."""
+    rows = []
+    for bucket in buckets(lengths, edges):
+        chosen = bucket.indices
+        score = detokenised([hypotheses[i] for i in chosen], [references[i] for i in chosen])[0] if chosen else None
+        rows.append({"bucket": bucket.label, "low": bucket.low, "sentences": len(chosen), "bleu": score})
+    return rows

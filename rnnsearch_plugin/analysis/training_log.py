@@ -1,0 +1,42 @@
+"""Table 2 (training statistics) from a fairseq-train log (its console output or --log-file).
+
+fairseq logs losses in bits (base 2); they are reported here in nats, the paper's unit:
+per sentence when the run used --sentence-avg (Appendix B.2's cost), else per target token.
+"""
+import math
+import re
+from pathlib import Path
+
+FIELD = re.compile(r"(?:^|\| )(\w+) ([^|]+?)(?= \||$)")
+DEVICE = re.compile(r"rank\s+\d+: capabilities = .*name = (.+?)\s*$")
+
+
+def fields(line: str) -> dict[str, str]:
+    """'... | train | epoch 003 | loss 3.9 | ...' (console) or 'epoch 003 | loss 3.9 | ...'
+    (--log-file) -> {'epoch': '003', 'loss': '3.9', ...}"""
+    return {key: value.strip() for key, value in FIELD.findall(line)}
+
+
+def read_training_log(path: Path) -> dict:
+    """Updates, epochs, wall-clock hours, device, and the last training and best development
+    negative log-likelihood (nats) of one fairseq-train log."""
+    train, valid, devices, sentence_avg = [], [], [], False
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if "valid on '" in line and "| loss " in line:
+            valid.append(fields(line))
+        elif "| train_wall " in line and "| loss " in line:  # the end-of-epoch summary
+            train.append(fields(line))
+        elif match := DEVICE.search(line):
+            devices.append(match[1])
+        elif "'sentence_avg': True" in line:
+            sentence_avg = True
+    if not train:
+        raise ValueError(f"{path} has no end-of-epoch training summary: is it the log of a fairseq-train run that finished an epoch?")
+    last = train[-1]
+    return {
+        "updates": int(last["num_updates"]), "epochs": int(last["epoch"]),
+        "wall_hours": float(last["wall"]) / 3600, "device": devices[0] if devices else "cpu",
+        "unit": "nats per sentence" if sentence_avg else "nats per target token",
+        "train_nll": float(last["loss"]) * math.log(2),
+        "dev_nll": min(float(v["loss"]) for v in valid) * math.log(2) if valid else None,
+    }

@@ -1,0 +1,129 @@
+"""The Python API: a trained model with its dictionaries, tokeniser and subword model.
+
+    from rnnsearch_plugin import load      # or RNNSearchModel.from_pretrained(dir, file, data)
+    model = load("checkpoints/checkpoint_best.pt", "work/multi30k_spm/bin")
+    model.translate(["A dog runs."], beam=5)         # fairseq's GeneratorHubInterface
+    model.score(["A dog runs."], ["Un chien court."])
+    alignment = model.align("A dog runs.")            # Figure 3: the soft alignment of the translation
+    model.plot_alignment("A dog runs.", path="dog.png")
+
+``load`` reads the data folder's ``../manifest.json`` (written by ``scripts/prepare_data.py``)
+to set the tokeniser and subword model the data was prepared with. fairseq's own hub
+interface scores only language models and returns no usable soft alignment (fairseq issues
+1880, 1882); ``score`` and ``align`` here force-decode a given target through the model.
+"""
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import numpy as np
+import torch
+from fairseq.data import LanguagePairDataset
+from fairseq.hub_utils import GeneratorHubInterface
+
+
+@dataclass
+class Alignment:
+    """Soft alignment weights alpha_ij (Eq. 6) of one sentence pair: one row per target
+    token (the final </s> included), one column per source token (its </s> included)."""
+
+    weights: np.ndarray  # T x S
+    source_tokens: list[str]  # S
+    target_tokens: list[str]  # T
+
+
+def options_to_kwargs(options: list[str]) -> dict[str, str]:
+    """fairseq options with values ('--bpe', 'sentencepiece', ...) as from_pretrained kwargs."""
+    return {name[2:].replace("-", "_"): value for name, value in zip(options[::2], options[1::2])}
+
+
+def load(checkpoint: Union[str, Path], data: Union[str, Path], **overrides: Any) -> "RNNSearchHubInterface":
+    """A trained model, its dictionaries (from ``data``, the fairseq-binarized folder) and,
+    when ``data/../manifest.json`` exists, its tokeniser and subword model."""
+    checkpoint, data = Path(checkpoint).resolve(), Path(data).resolve()
+    manifest = data.parent / "manifest.json"
+    kwargs = options_to_kwargs(json.loads(manifest.read_text()).get("detokenise_options", [])) if manifest.exists() else {}
+    kwargs.update(overrides)
+    from .model import RNNSearchModel
+
+    return RNNSearchModel.from_pretrained(str(checkpoint.parent), checkpoint.name, str(data), **kwargs)
+
+
+class RNNSearchHubInterface(GeneratorHubInterface):
+    """fairseq's hub interface (``translate``, ``sample``, ``generate``, ``encode``/``decode``)
+    with forced decoding: ``score`` and ``align`` of given sentence pairs. ``translate(...,
+    unkpen=math.inf)`` forbids <unk> in the search (Table 1's "No UNK" setting)."""
+
+    def encode_target(self, sentence: str) -> torch.LongTensor:
+        return self.tgt_dict.encode_line(self.apply_bpe(self.tokenize(sentence)), add_if_not_exist=False).long()
+
+    def forced(self, sources: list[torch.Tensor], targets: list[torch.Tensor]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Teacher-forced pass of each (source, target) token pair; for each pair the
+        log-probability of every target token (T) and the attention weights (T x S)."""
+        model = self.models[0]
+        dataset = LanguagePairDataset(
+            sources, [len(s) for s in sources], self.src_dict, targets, [len(t) for t in targets], self.tgt_dict,
+            left_pad_source=self.cfg.task.left_pad_source, left_pad_target=False,
+        )
+        results = []
+        for start in range(0, len(sources), 64):
+            batch = dataset.collater([dataset[i] for i in range(start, min(start + 64, len(sources)))])
+            net_input = {k: v.to(self.device) for k, v in batch["net_input"].items()}
+            with torch.no_grad():
+                logits, extra = model(**net_input)
+                lprobs = model.get_normalized_probs((logits, extra), log_probs=True)  # B x T x V
+            target = batch["target"].to(self.device)
+            scores = lprobs.gather(2, target.unsqueeze(2)).squeeze(2)  # B x T
+            attention = extra["attn"][0]  # B x T x S, or None for RNNencdec
+            for row, index in enumerate(batch["id"].tolist()):
+                length = len(targets[index])
+                source_mask = net_input["src_tokens"][row].ne(self.src_dict.pad())
+                weights = attention[row, :length][:, source_mask] if attention is not None else None
+                results.append((index, (scores[row, :length].float().cpu(), weights.float().cpu() if weights is not None else None)))
+        return [result for _, result in sorted(results, key=lambda item: item[0])]
+
+    def score(self, sources: list[str], targets: list[str]) -> list[dict[str, Any]]:  # type: ignore[override]
+        """log p(target | source) of each pair (natural log, summed over the target tokens
+        and </s>), with the per-token scores and the target's tokens."""
+        target_tokens = [self.encode_target(t) for t in targets]
+        forced = self.forced([self.encode(s) for s in sources], target_tokens)
+        return [{"score": float(scores.sum()), "positional_scores": scores, "tokens": tokens}
+                for (scores, _), tokens in zip(forced, target_tokens)]
+
+    def align(self, source: str, target: Optional[str] = None, beam: int = 5) -> Alignment:
+        """The soft alignment of ``source`` with ``target``, or with its translation by beam
+        search when no target is given (Figure 3)."""
+        source_tokens = self.encode(source)
+        if target is None:
+            target_tokens = self.generate([source_tokens], beam=beam)[0][0]["tokens"].cpu()
+        else:
+            target_tokens = self.encode_target(target)
+        (_, weights), = self.forced([source_tokens], [target_tokens])
+        if weights is None:
+            raise ValueError("RNNencdec has no attention to align with: use an rnnsearch model")
+        return Alignment(weights.numpy(), self.pieces(self.src_dict, source_tokens), self.pieces(self.tgt_dict, target_tokens))
+
+    @staticmethod
+    def pieces(dictionary: Any, tokens: torch.Tensor) -> list[str]:
+        return [dictionary[index] for index in tokens.tolist()]
+
+    def plot_alignment(self, source: str, target: Optional[str] = None, path: Union[str, Path] = "alignment.png",
+                       beam: int = 5, merge_words: bool = True) -> Alignment:
+        """Figure 3 for one sentence in one call: aligns (see ``align``) and writes the
+        heatmap to ``path`` (PNG or SVG); subword pieces merged into words when asked."""
+        from .analysis.alignment import merge_pieces
+        from .analysis.heatmap import plot_alignment
+
+        alignment = self.align(source, target, beam)
+        weights, source_labels, target_labels = alignment.weights, alignment.source_tokens, alignment.target_tokens
+        if merge_words:
+            weights, source_labels, target_labels = merge_pieces(weights, source_labels, target_labels, self.scheme)
+        plot_alignment(weights, source_labels, target_labels, Path(path))
+        return alignment
+
+    @property
+    def scheme(self) -> str:
+        """How pieces make words: 'spm', 'bpe' (subword-nmt's @@) or 'word'."""
+        name = getattr(self.cfg.bpe, "_name", None) if self.cfg.bpe is not None else None
+        return {"sentencepiece": "spm", "subword_nmt": "bpe"}.get(name or "", "word")

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The main job, from nothing to a translation: set up, prepare Multi30k En->Fr (sentencepiece),
 # train rnnsearch_small for a bounded CPU time, translate test_2016_flickr with beam search,
-# score it with sacreBLEU, and translate one sentence through fairseq-interactive.
+# score it with sacreBLEU, translate one sentence through fairseq-interactive, and write the
+# paper's analyses (BLEU with and without <unk>, BLEU by length, alignments, AER) to WORK/report.
 #
 #   MULTI30K_DIR=../shared/data/multi30k bash scripts/quickstart.sh
 #
 # Environment: MULTI30K_DIR (local raw files; default: download from the official repository),
 # WORK (output folder, default work/quickstart), TRAIN_MINUTES (default 20), ARCH (default
-# rnnsearch_small; rnnencdec_small for the baseline), BEAM (default 5).
+# rnnsearch_small; rnnencdec_small for the baseline), BEAM (default 5), ALIGNMENT_GOLD_DIR
+# (default: alignment-gold beside MULTI30K_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -19,24 +21,39 @@ BEAM=${BEAM:-5}
 DATA=$WORK/data
 CHECKPOINTS=$WORK/checkpoints/$ARCH
 
-echo "| 1/4 preparing Multi30k En->Fr in $DATA"
+echo "| 1/5 preparing Multi30k En->Fr in $DATA"
 python scripts/prepare_data.py multi30k --scheme spm --out "$DATA"
 
-echo "| 2/4 training $ARCH for $TRAIN_MINUTES minutes (best checkpoint by validation loss)"
+echo "| 2/5 training $ARCH for $TRAIN_MINUTES minutes (best checkpoint by validation loss)"
 fairseq-train "$DATA/bin" --user-dir rnnsearch_plugin --task translation -s en -t fr \
   --arch "$ARCH" --optimizer adam --lr 0.002 --lr-scheduler fixed --clip-norm 1.0 \
   --criterion cross_entropy --max-tokens 4000 \
   --stop-time-hours "$(python -c "print($TRAIN_MINUTES / 60)")" --validate-interval-updates 500 \
   --save-dir "$CHECKPOINTS" --no-epoch-checkpoints --save-interval-updates 500 --keep-interval-updates 1 \
-  --log-interval 50 --num-workers 0 --seed 1
+  --log-interval 50 --num-workers 0 --data-buffer-size 0 --seed 1 --log-file "$CHECKPOINTS/train.log"
 
-echo "| 3/4 translating test_2016_flickr (beam $BEAM) and scoring with sacreBLEU"
+echo "| 3/5 translating test_2016_flickr (beam $BEAM) and scoring with sacreBLEU"
 fairseq-generate "$DATA/bin" --user-dir rnnsearch_plugin -s en -t fr --gen-subset test \
   --path "$CHECKPOINTS/checkpoint_best.pt" --beam "$BEAM" --batch-size 128 \
   --remove-bpe sentencepiece > "$WORK/test.$ARCH.out"
 rnnsearch-score "$WORK/test.$ARCH.out" --reference "$DATA/raw/test.fr" --output "$WORK/test.$ARCH.fr"
 
-echo "| 4/4 fairseq-interactive"
+echo "| 4/5 fairseq-interactive"
 echo "A little girl is climbing into a wooden playhouse." | fairseq-interactive "$DATA/bin" \
   --user-dir rnnsearch_plugin -s en -t fr --path "$CHECKPOINTS/checkpoint_best.pt" --beam "$BEAM" \
   --bpe sentencepiece --sentencepiece-model "$DATA/spm/spm.model" | grep -E '^(S|D)-'
+
+echo "| 5/5 the paper's analyses in $WORK/report: Table 1 (All / No UNK), Figure 2, Table 2, Figure 3, AER"
+rnnsearch-evaluate --prepared "$DATA" --split test --system "$ARCH=$CHECKPOINTS/checkpoint_best.pt" \
+  --generated "$ARCH=$WORK/test.$ARCH.out" --train-log "$ARCH=$CHECKPOINTS/train.log" --beam "$BEAM" \
+  --out "$WORK/report"
+if [[ "$ARCH" == rnnsearch* ]]; then
+  rnnsearch-heatmaps --path "$CHECKPOINTS/checkpoint_best.pt" --data "$DATA/bin" --input "$DATA/raw/test.en" \
+    --ids 0,1,2 --beam "$BEAM" --out "$WORK/report/alignments"
+  GOLD=${ALIGNMENT_GOLD_DIR:-$(dirname "${MULTI30K_DIR:-../shared/data/multi30k}")/alignment-gold}
+  if [[ -f "$GOLD/dev.wa.nonullalign" ]]; then
+    rnnsearch-aer --path "$CHECKPOINTS/checkpoint_best.pt" --data "$DATA/bin" --gold "$GOLD" --out "$WORK/report"
+  else
+    echo "| no alignment gold standard in $GOLD: set ALIGNMENT_GOLD_DIR for the AER"
+  fi
+fi

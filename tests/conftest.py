@@ -87,7 +87,8 @@ def checkpoint(multi30k, tmp_path_factory) -> Path:
         "-s", "en", "-t", "fr", "--arch", "rnnsearch_small", *TINY, "--dropout", "0.1",
         "--optimizer", "adam", "--lr", "0.003", "--clip-norm", "1.0", "--max-tokens", "1500",
         "--max-update", "300", "--save-dir", str(save_dir), "--no-epoch-checkpoints",
-        "--num-workers", "0", "--log-interval", "50", "--seed", "3", "--log-file", str(save_dir / "train.log"))
+        "--num-workers", "0", "--data-buffer-size", "0", "--log-interval", "50", "--seed", "3",
+        "--log-file", str(save_dir / "train.log"))
     return save_dir / "checkpoint_last.pt"
 
 

@@ -82,7 +82,7 @@ def test_corpus_and_scheme_to_binarized_data(local_dirs, tmp_path, corpus, schem
     trained = run("fairseq-train", str(out / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
                   "-s", "en", "-t", "fr", "--arch", "rnnsearch_small", *TINY, "--optimizer", "adam", "--lr", "0.003",
                   "--max-tokens", "1000", "--max-update", "1", "--save-dir", str(tmp_path / "ck"),
-                  "--num-workers", "0", "--no-save", "--max-valid-steps", "1")
+                  "--num-workers", "0", "--no-save", "--max-valid-steps", "1", "--data-buffer-size", "0")
     assert "valid on 'valid' subset" in trained.stdout + trained.stderr
 
 

@@ -25,6 +25,7 @@ echo "| 1/5 preparing Multi30k En->Fr in $DATA"
 python scripts/prepare_data.py multi30k --scheme spm --out "$DATA"
 
 echo "| 2/5 training $ARCH for $TRAIN_MINUTES minutes (best checkpoint by validation loss)"
+mkdir -p "$CHECKPOINTS"  # fairseq opens --log-file before it creates --save-dir
 fairseq-train "$DATA/bin" --user-dir rnnsearch_plugin --task translation -s en -t fr \
   --arch "$ARCH" --optimizer adam --lr 0.002 --lr-scheduler fixed --clip-norm 1.0 \
   --criterion cross_entropy --max-tokens 4000 \

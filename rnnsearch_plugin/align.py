@@ -28,8 +28,10 @@ import torch
 from .analysis import aer
 from .analysis.alignment import merge_groups, merge_pieces, parse_soft_alignments
 from .analysis.heatmap import plot_alignment, plot_alignment_grid
+from .analysis.markdown import markdown_table
 from .data.textio import DataError, read_lines, write_atomic
 from .hub import RNNSearchHubInterface, load
+from .scoring import first_of_kind
 
 
 def selected_ids(text: str | None, count: int, default: int = 3) -> list[int]:
@@ -56,17 +58,12 @@ def model_alignments(args: argparse.Namespace) -> tuple[list[Item], str]:
 def generated_alignments(args: argparse.Namespace) -> tuple[list[Item], str]:
     lines = read_lines(args.generate_output)
     matrices = parse_soft_alignments(lines)
-    texts = {kind: {} for kind in "SH"}
-    for line in lines:
-        kind, _, rest = line.partition("-")
-        if kind in texts and rest.split("\t", 1)[0].isdigit():
-            index, *fields = rest.split("\t")
-            texts[kind].setdefault(int(index), fields[-1].split())
+    texts = {kind: first_of_kind(lines, kind) for kind in "SH"}
     items = []
     for index in selected_ids(args.ids, len(matrices)):
         if index not in matrices:
             raise DataError(f"{args.generate_output} has no A- line for sentence {index}: run fairseq-generate with --print-alignment soft")
-        weights, source, target = matrices[index], texts["S"][index] + ["</s>"], texts["H"][index] + ["</s>"]
+        weights, source, target = matrices[index], texts["S"][index].split() + ["</s>"], texts["H"][index].split() + ["</s>"]
         source, target = source[: weights.shape[1]], target[: weights.shape[0]]
         if weights.shape != (len(target), len(source)):
             raise DataError(f"sentence {index}: the A- line has {weights.shape} weights for {len(target)} x {len(source)} "
@@ -158,8 +155,8 @@ def aer_main(argv: list[str] | None = None) -> None:
         scores = {method: aer.alignment_error_rate(predicted, gold) for method, predicted in links.items()}
     except (DataError, ValueError, OSError) as error:
         sys.exit(f"rnnsearch-aer: error: {error}")
-    table = ["| links | precision | recall | AER |", "| --- | --- | --- | --- |",
-             *(f"| {m} | {s['precision']:.3f} | {s['recall']:.3f} | {s['aer']:.3f} |" for m, s in scores.items())]
+    table = markdown_table(["links", "precision", "recall", "AER"],
+                           [[m, *(f"{s[key]:.3f}" for key in ("precision", "recall", "aer"))] for m, s in scores.items()])
     print("\n".join(table))
     if args.out:
         write_atomic(args.out / "aer.md", [f"# Alignment error rate, {len(gold)} sentences of {args.gold}, {args.path}", "", *table])

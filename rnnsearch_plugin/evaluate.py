@@ -29,6 +29,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .analysis import bleu
+from .analysis.markdown import markdown_cell, markdown_table
 from .analysis.heatmap import save_atomic
 from .analysis.training_log import read_training_log
 from .data.textio import DataError, read_lines, write_atomic
@@ -72,15 +73,6 @@ def evaluate_system(model: RNNSearchHubInterface, sources: list[str], references
         "no_unk_sacrebleu": bleu.detokenised(constrained, subset_references)[0] if subset else None,
         "no_unk_tokenised_bleu": bleu.tokenised(constrained, subset_references, lang, lowercase) if subset else None,
     }
-
-
-def markdown_cell(text: Any) -> str:
-    return "-" if text is None else (f"{text:.2f}" if isinstance(text, float) else str(text).replace("|", "\\|"))
-
-
-def markdown_table(header: list[str], rows: list[list[Any]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header),
-            *("| " + " | ".join(markdown_cell(c) for c in row) + " |" for row in rows)]
 
 
 def plot_by_length(rows: dict[str, list[dict]], path: Path) -> None:

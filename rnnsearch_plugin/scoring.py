@@ -11,27 +11,34 @@ import argparse
 import re
 import sys
 from pathlib import Path
+from typing import Iterable
 
 from sacrebleu.metrics.bleu import BLEU, BLEUScore
 
 from .data.textio import write_atomic
 
-LINE = re.compile(r"^(?P<kind>[DH])-(?P<id>\d+)\t(?P<score>[^\t]*)\t?(?P<text>.*)$")
+LINE = re.compile(r"^(?P<kind>[SDH])-(?P<id>\d+)\t(?P<rest>.*)$")
 
 
 class ScoringError(ValueError):
     pass
 
 
+def first_of_kind(lines: Iterable[str], kind: str) -> dict[int, str]:
+    """{sentence id: text of its first line of that kind}: ``S`` the source, ``H``/``D`` the
+    (first, best) hypothesis with its score left out; nbest lists keep their first."""
+    found: dict[int, str] = {}
+    for line in lines:
+        match = LINE.match(line.rstrip("\n"))
+        if match and match["kind"] == kind:
+            found.setdefault(int(match["id"]), match["rest"] if kind == "S" else match["rest"].partition("\t")[2])
+    return found
+
+
 def read_hypotheses(path: Path, kind: str = "D") -> dict[int, str]:
-    """{sentence id: first (best) hypothesis of that kind}; nbest lists keep their first."""
-    hypotheses: dict[int, str] = {}
+    """{sentence id: first (best) hypothesis of that kind} of a fairseq-generate output file."""
     with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            match = LINE.match(line.rstrip("\n"))
-            if match and match["kind"] == kind:
-                hypotheses.setdefault(int(match["id"]), match["text"])
-    return hypotheses
+        return first_of_kind(handle, kind)
 
 
 def aligned_hypotheses(hypotheses: dict[int, str], reference_count: int) -> list[str]:

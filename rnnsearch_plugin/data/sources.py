@@ -6,7 +6,6 @@ sets as archives (``dev.tgz``, ``test-full.tgz``, ...). A local folder may hold 
 plain text files (``newstest2014.fr`` or ``newstest2014.fr.gz``) or the archives as they
 were downloaded (``test-full.tgz``); nothing is ever written there.
 """
-import gzip
 import hashlib
 import os
 import re
@@ -16,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Optional
 
-from .textio import DataError, read_lines
+from .textio import DataError, decode_lines, read_lines
 
 SEGMENT = re.compile(r"<seg[^>]*>(.*)</seg>")
 
@@ -31,17 +30,6 @@ class Remote:
     @property
     def file_name(self) -> str:
         return self.url.rsplit("/", 1)[1]
-
-
-def decode(raw: bytes, where: str) -> list[str]:
-    """UTF-8 lines of ``raw`` (gzip-compressed when it starts with gzip's magic number)."""
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise DataError(f"{where} is not valid UTF-8 ({error.reason} at byte {error.start}); re-encode it") from None
-    return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
 
 
 def sgml_segments(lines: list[str]) -> list[str]:
@@ -59,7 +47,7 @@ def read_member(archive: Path, member: str) -> list[str]:
             handle: Optional[IO[bytes]] = tar.extractfile(member)
             if handle is None:
                 raise KeyError(member)
-            lines = decode(handle.read(), where)
+            lines = decode_lines(handle.read(), where)
     except KeyError:
         raise DataError(f"{archive} has no member {member}: is it the official archive?") from None
     except (tarfile.TarError, OSError) as error:
@@ -110,11 +98,10 @@ class Sources:
         return next((self.local_dir / n for n in names if (self.local_dir / n).exists()), None)
 
     def fetch(self, remote: Remote) -> Path:
-        """The file of ``remote.url``: from the local folder, else downloaded (once)."""
+        """The file of ``remote.url``: from the local folder (``text`` has checked it is
+        there), else downloaded (once)."""
         if self.local_dir is not None:
-            path = self.local(remote.file_name)
-            if path is None:
-                raise DataError(f"{remote.file_name} is not in {self.local_dir}; download {remote.url} there")
+            path = self.local_dir / remote.file_name
             return self._record(path, str(path))
         url = f"{self.mirror.rstrip('/')}/{remote.file_name}" if self.mirror else remote.url
         target = self.cache / remote.file_name

@@ -8,16 +8,24 @@ class DataError(ValueError):
     """Bad input data: reported in one line naming the file and what to do."""
 
 
+def decode_lines(raw: bytes, where: str) -> list[str]:
+    """The UTF-8 lines of ``raw`` (gzip-compressed when it starts with gzip's magic number),
+    without line ends; ``where`` names the file in the error."""
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise DataError(f"{where} is not valid UTF-8 ({error.reason} at byte {error.start}); re-encode it") from None
+    lines = text.split("\n")
+    return [line.rstrip("\r") for line in (lines[:-1] if text.endswith("\n") else lines)]
+
+
 def read_lines(path: Path) -> list[str]:
     """The lines of a (possibly gzipped) UTF-8 file, without line ends."""
     if not path.exists():
         raise DataError(f"{path} does not exist")
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rt", encoding="utf-8", newline="\n") as handle:
-            return [line.rstrip("\r\n") for line in handle]
-    except UnicodeDecodeError as error:
-        raise DataError(f"{path} is not valid UTF-8 ({error.reason} at byte {error.start}); re-encode it") from None
+    return decode_lines(path.read_bytes(), str(path))
 
 
 def write_atomic(path: Path, lines: list[str]) -> None:

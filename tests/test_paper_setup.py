@@ -1,4 +1,4 @@
-"""Model size (A.2.3), initialisation (B.1) and the training rule (B.2)."""
+"""Model size (A.2.3), its multiply-add count, initialisation (B.1) and the training rule (B.2)."""
 from argparse import Namespace
 from types import SimpleNamespace
 
@@ -7,9 +7,11 @@ import torch
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 from fairseq.optim import build_optimizer
 from omegaconf import OmegaConf
+from torch.utils.flop_counter import FlopCounterMode
 
-from conftest import toy_dictionary
+from conftest import build, toy_dictionary
 from rnnsearch_plugin.attention import AdditiveAttention
+from rnnsearch_plugin.flops import ModelSize, forward_multiply_adds
 from rnnsearch_plugin.gru import GatedRecurrentUnit
 from rnnsearch_plugin.optim import PaperAdadeltaConfig
 
@@ -104,3 +106,17 @@ def test_optimizer_computes_appendix_b2():
     expected = zeiler_adadelta(start, steps, rho=0.95, eps=1e-6, clip=1.0)
     for p, e in zip(params, expected):
         torch.testing.assert_close(p.detach(), e, rtol=1e-10, atol=1e-12)
+
+
+
+@pytest.mark.parametrize("source_length,target_length", [(7, 5), (3, 9)])
+def test_analytic_multiply_adds_match_torch_flop_counter(kind, source_length, target_length):
+    """flops.py's term-by-term count of A.2 = the matrix products torch actually runs."""
+    model = build(kind)
+    batch = 3
+    source = torch.randint(4, 11, (batch, source_length))
+    target = torch.randint(4, 13, (batch, target_length))
+    with FlopCounterMode(display=False) as counter:
+        model(source, torch.full((batch,), source_length), target)
+    expected = forward_multiply_adds(ModelSize.of(model), source_length, target_length)
+    assert counter.get_total_flops() == 2 * batch * expected

@@ -1,0 +1,76 @@
+"""Analytic count of the matrix multiply-adds of one sentence pair, term by term from Appendix A.2
+(embedding look-ups, gate non-linearities, the softmax and other element-wise work excluded).
+
+Source length T_x, target length T_y; source/target embeddings m_x, m_y; encoder GRU size n_x
+per direction, D directions (2 for RNNsearch, 1 for RNNencdec), context size c = D n_x;
+decoder GRU size n; alignment size n'; maxout units l with pool size k; target vocabulary K_y.
+
+    encoder GRU(s)       D T_x (3 n_x m_x + 3 n_x n_x)         [W_z;W_r;W] x_j, [U_z;U_r;U] h_{j-1}
+    s_0                  n_x n                                  W_s
+    decoder GRU          T_y (3 n m_y + 3 n n)                  E y_{i-1} and s_{i-1} terms
+    context into GRU     T_y 3 n c   (RNNencdec: 3 n c once)    [C_z;C_r;C] c_i
+    alignment            T_x c n' + T_y n n' + T_y T_x (n' + c)
+                         U_a h_j once per sentence, W_a s_{i-1}, v_a^T tanh(.), sum_j alpha_ij h_j
+    deep output          T_y k l (n + m_y) + T_y l K_y          U_o s, V_o E y_{i-1}, W_o t_i
+                         + T_y k l c   (RNNencdec: k l c once)  C_o c_i
+
+A training step costs three times the forward count (the backward pass computes the gradient
+with respect to both operands of every product), the usual convention for model-FLOP
+utilisation; one multiply-add is two floating-point operations.
+"""
+from dataclasses import dataclass
+
+from torch import nn
+
+
+@dataclass(frozen=True)
+class ModelSize:
+    source_embed: int  # m_x
+    encoder_hidden: int  # n_x
+    directions: int  # D
+    target_embed: int  # m_y
+    decoder_hidden: int  # n
+    attention_hidden: int  # n' (0: no attention, RNNencdec)
+    maxout_units: int  # l
+    pool_size: int  # k
+    target_vocab: int  # K_y
+
+    @classmethod
+    def of(cls, model: nn.Module) -> "ModelSize":
+        encoder, decoder = model.encoder, model.decoder
+        attention = decoder.attention
+        return cls(
+            source_embed=encoder.embed_tokens.embedding_dim,
+            encoder_hidden=encoder.hidden_size,
+            directions=2 if encoder.backward_rnn is not None else 1,
+            target_embed=decoder.embed_tokens.embedding_dim,
+            decoder_hidden=decoder.rnn.hidden_size,
+            attention_hidden=attention.query_projection.out_features if attention is not None else 0,
+            maxout_units=decoder.deep_output.output_projection.in_features,
+            pool_size=decoder.deep_output.pool_size,
+            target_vocab=decoder.deep_output.output_projection.out_features,
+        )
+
+
+def gru_multiply_adds(input_size: int, hidden_size: int, steps: int) -> int:
+    return steps * 3 * hidden_size * (input_size + hidden_size)
+
+
+def forward_multiply_adds(size: ModelSize, source_length: int, target_length: int) -> int:
+    """Multiply-adds of one forward pass over a sentence pair (T_x, T_y)."""
+    t_x, t_y = source_length, target_length
+    n, n_a, kl = size.decoder_hidden, size.attention_hidden, size.pool_size * size.maxout_units
+    context = size.directions * size.encoder_hidden
+    count = size.directions * gru_multiply_adds(size.source_embed, size.encoder_hidden, t_x)
+    count += size.encoder_hidden * n + gru_multiply_adds(size.target_embed, n, t_y)
+    count += t_y * kl * (n + size.target_embed) + t_y * size.maxout_units * size.target_vocab
+    context_steps = t_y if n_a else 1  # RNNencdec's fixed c is projected once per sentence
+    count += context_steps * (3 * n + kl) * context
+    if n_a:
+        count += t_x * context * n_a + t_y * n * n_a + t_y * t_x * (n_a + context)
+    return count
+
+
+def training_flops(size: ModelSize, source_length: int, target_length: int) -> int:
+    """Floating-point operations of one training step (forward + backward) on a sentence pair."""
+    return 3 * 2 * forward_multiply_adds(size, source_length, target_length)

@@ -1,0 +1,390 @@
+"""Speed and memory of rnnsearch_small / rnnencdec_small against fairseq's own ``lstm`` (matched
+sizes), the model-FLOP utilisation of the paper's size, and memory against sentence length.
+Writes ``OUT/results.json`` and ``OUT/results.md``; every ratio compares runs of the same
+invocation. Each measurement runs in its own process (peak memory is per process).
+
+    python scripts/benchmark.py --data work/quickstart/data/bin --out benchmarks
+
+Sections (``--sections``, default all):
+  train   fairseq's Trainer on the binarized training set, --max-tokens, ``--warmup`` updates
+          then ``--updates`` timed ones; target tokens/s (fairseq's wps) and peak memory;
+          models alternated (A B C A B C ...) ``--repeats`` times; median ratio (min-max).
+  decode  fairseq-generate on the test set with the checkpoints of the last training run,
+          beam 5 and 12, ``--gen-batch-size`` sentences per batch. Every hypothesis has exactly
+          ``--decode-length`` tokens (--min-len = --max-len-b, --max-len-a 0), so every model
+          does the same work whatever its weights; sentences/s as fairseq-generate reports it.
+  paper   rnnsearch_wmt14 / rnnencdec_wmt14 with 30,000-word vocabularies on minibatches of 80
+          pairs of length 50, Adadelta + clipping (B.2): seconds per update, target tokens/s,
+          FLOP/s from ``rnnsearch_plugin/flops.py`` (A.2 term by term, x3 for the backward
+          pass), against the best of a large float32 matmul in the same process.
+  memory  peak memory of one training step against sentence length at a fixed number of
+          sentences, rnnsearch_small and rnnencdec_small (8,000-word vocabularies).
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+SMALL = ["--encoder-embed-dim", "256", "--decoder-embed-dim", "256", "--encoder-hidden-size", "256",
+         "--decoder-hidden-size", "256", "--decoder-out-embed-dim", "256", "--dropout", "0.2"]
+MODELS = {  # name -> fairseq options; the lstm gets the small presets' sizes spelled out
+    "rnnsearch_small": ["--arch", "rnnsearch_small"],
+    "rnnencdec_small": ["--arch", "rnnencdec_small"],
+    "lstm": ["--arch", "lstm", "--encoder-bidirectional", *SMALL],
+}
+PEER = "lstm"
+SECTIONS = ("train", "decode", "paper", "memory")
+
+
+# --------------------------------------------------------------------------- measurement (workers)
+
+def reset_peak_memory(device: str) -> None:
+    import torch
+
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    else:  # Linux: writing 5 resets the process's peak resident set size (VmHWM)
+        Path("/proc/self/clear_refs").write_text("5")
+
+
+def peak_memory_mb(device: str) -> float:
+    import torch
+
+    if device == "cuda":
+        return torch.cuda.max_memory_allocated() / 2**20
+    status = Path("/proc/self/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
+
+
+def synchronize(device: str) -> None:
+    import torch
+
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def timed(device: str, steps: list[Callable[[], int]]) -> tuple[float, int]:
+    """Run the steps (each returns its target tokens); (seconds, target tokens)."""
+    synchronize(device)
+    start, tokens = time.perf_counter(), 0
+    for step in steps:
+        tokens += step()
+    synchronize(device)
+    return time.perf_counter() - start, tokens
+
+
+def train_worker(job: dict[str, Any]) -> dict[str, Any]:
+    """fairseq's Trainer, as fairseq-train builds it, on the first batches of epoch 1."""
+    from fairseq import options, tasks, utils
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+    from fairseq.trainer import Trainer
+
+    parser = options.get_training_parser()
+    cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, input_args=job["args"]))
+    utils.import_user_module(cfg.common)
+    task = tasks.setup_task(cfg.task)
+    trainer = Trainer(cfg, task, task.build_model(cfg.model), task.build_criterion(cfg.criterion))
+    batches = trainer.get_train_iterator(epoch=1).next_epoch_itr(shuffle=True)
+
+    def step() -> int:
+        sample = next(batches)
+        trainer.train_step([sample])
+        return int(sample["ntokens"])
+
+    timed(job["device"], [step] * job["warmup"])
+    reset_peak_memory(job["device"])
+    seconds, tokens = timed(job["device"], [step] * job["updates"])
+    if job.get("save"):
+        trainer.consolidate_optimizer()  # as fairseq's checkpoint_utils does before saving
+        trainer.save_checkpoint(job["save"], {})
+    return {"seconds": seconds, "tokens": tokens, "wps": tokens / seconds,
+            "peak_mb": peak_memory_mb(job["device"])}
+
+
+def synthetic_step(arch: str, vocab: int, sentences: int, length: int, device: str,
+                   dtype: str = "float32") -> tuple[Callable[[], int], Any]:
+    """A training step of ``arch`` on random sentence pairs (T_x = T_y = length) with the paper's
+    Adadelta and gradient rescaling (B.2); returns (step, model)."""
+    from argparse import Namespace
+    from types import SimpleNamespace
+
+    import torch
+    from fairseq.data import Dictionary
+    from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
+
+    import rnnsearch_plugin  # noqa: F401  (registers the architectures)
+
+    dictionary = Dictionary()
+    for index in range(vocab):
+        dictionary.add_symbol(f"w{index}")
+    args = Namespace(arch=arch)
+    ARCH_CONFIG_REGISTRY[arch](args)
+    task = SimpleNamespace(source_dictionary=dictionary, target_dictionary=dictionary)
+    model = ARCH_MODEL_REGISTRY[arch].build_model(args, task).to(device).train()
+    optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0, rho=0.95, eps=1e-6)
+    generator = torch.Generator().manual_seed(0)
+    source, target = (torch.randint(4, len(dictionary), (sentences, length), generator=generator).to(device)
+                      for _ in range(2))
+    previous = torch.cat([torch.full_like(target[:, :1], dictionary.eos()), target[:, :-1]], dim=1)
+    lengths = torch.full((sentences,), length, device=device)
+    autocast = torch.autocast(device, dtype=getattr(torch, dtype), enabled=dtype != "float32")
+
+    def step() -> int:
+        with autocast:
+            logits = model(source, lengths, previous)[0]
+            loss = torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), target.flatten(), reduction="sum")
+        optimizer.zero_grad()
+        (loss / sentences).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        return target.numel()
+
+    return step, model
+
+
+def matmul_flops_per_second(device: str, size: int = 4096, repeats: int = 5) -> float:
+    """Best float32 throughput of a size x size x size matrix product."""
+    import torch
+
+    a, b, product = (torch.randn(size, size, device=device) for _ in range(3))
+
+    def multiply() -> int:
+        torch.mm(a, b, out=product)
+        return 0
+
+    timed(device, [multiply])  # warm-up
+    return 2 * size**3 / min(timed(device, [multiply])[0] for _ in range(repeats))
+
+
+def paper_worker(job: dict[str, Any]) -> dict[str, Any]:
+    from rnnsearch_plugin.flops import ModelSize, training_flops
+
+    device, length, sentences = job["device"], job["length"], job["sentences"]
+    step, model = synthetic_step(job["arch"], job["vocab"], sentences, length, device, job.get("dtype", "float32"))
+    timed(device, [step] * job["warmup"])
+    seconds, tokens = timed(device, [step] * job["updates"])
+    flops = sentences * training_flops(ModelSize.of(model), length, length) * job["updates"] / seconds
+    peak = matmul_flops_per_second(device)
+    return {"seconds_per_update": seconds / job["updates"], "wps": tokens / seconds,
+            "model_flops_per_second": flops, "matmul_flops_per_second": peak, "mfu": flops / peak}
+
+
+def memory_worker(job: dict[str, Any]) -> dict[str, Any]:
+    step, _ = synthetic_step(job["arch"], job["vocab"], job["sentences"], job["length"], job["device"])
+    step()  # allocates the optimizer's state; the peak below is a step's own
+    reset_peak_memory(job["device"])
+    step()
+    return {"peak_mb": peak_memory_mb(job["device"])}
+
+
+WORKERS = {"train": train_worker, "paper": paper_worker, "memory": memory_worker}
+
+
+# --------------------------------------------------------------------------- orchestration
+
+def run_worker(kind: str, job: dict[str, Any]) -> dict[str, Any]:
+    command = [sys.executable, __file__, "--worker", kind, json.dumps(job)]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"benchmark: the {kind} worker failed ({result.returncode}):\n{result.stderr[-3000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def device_flags(device: str) -> list[str]:
+    return ["--cpu"] if device == "cpu" else []
+
+
+def train_section(opts: argparse.Namespace, checkpoints: Path) -> dict[str, Any]:
+    common = [str(opts.data), "--user-dir", "rnnsearch_plugin", "--task", "translation", "-s", "en", "-t", "fr",
+              "--optimizer", "adam", "--lr", "0.002", "--clip-norm", "1.0", "--criterion", "cross_entropy",
+              "--max-tokens", str(opts.max_tokens), "--seed", "1", "--num-workers", "0",
+              "--data-buffer-size", "0", *device_flags(opts.device)]
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in MODELS}
+    for repeat in range(opts.repeats):
+        for name, model_args in MODELS.items():
+            last = repeat == opts.repeats - 1
+            job = {"args": [*common, *model_args], "warmup": opts.warmup, "updates": opts.updates,
+                   "device": opts.device, "save": str(checkpoints / f"{name}.pt") if last else None}
+            runs[name].append(run_worker("train", job))
+            print(f"| train {name} run {repeat + 1}: {runs[name][-1]['wps']:.0f} tokens/s", flush=True)
+    return {"runs": runs, "command": " ".join(common), "models": {k: " ".join(v) for k, v in MODELS.items()}}
+
+
+def generate(opts: argparse.Namespace, checkpoint: Path, beam: int) -> dict[str, float]:
+    command = ["fairseq-generate", str(opts.data), "--user-dir", "rnnsearch_plugin", "-s", "en", "-t", "fr",
+               "--gen-subset", "test", "--path", str(checkpoint), "--beam", str(beam),
+               "--batch-size", str(opts.gen_batch_size), "--min-len", str(opts.decode_length),
+               "--max-len-a", "0", "--max-len-b", str(opts.decode_length), "--num-workers", "0",
+               *device_flags(opts.device)]
+    program = Path(sys.executable).parent / command[0]
+    result = subprocess.run([str(program), *command[1:]], capture_output=True, text=True)
+    found = re.search(r"Translated ([\d,]+) sentences \(([\d,]+) tokens\) in ([\d.]+)s", result.stderr)
+    if result.returncode != 0 or found is None:
+        raise SystemExit(f"benchmark: fairseq-generate failed ({result.returncode}):\n{result.stderr[-3000:]}")
+    sentences, tokens, seconds = (float(g.replace(",", "")) for g in found.groups())
+    return {"sentences": sentences, "tokens": tokens, "seconds": seconds, "sentences_per_second": sentences / seconds}
+
+
+def decode_section(opts: argparse.Namespace, checkpoints: Path) -> dict[str, Any]:
+    runs: dict[str, dict[str, list[dict[str, float]]]] = {}
+    for beam in opts.beams:
+        runs[str(beam)] = {name: [] for name in MODELS}
+        for repeat in range(opts.repeats):
+            for name in MODELS:
+                runs[str(beam)][name].append(generate(opts, checkpoints / f"{name}.pt", beam))
+                print(f"| decode beam {beam} {name} run {repeat + 1}: "
+                      f"{runs[str(beam)][name][-1]['sentences_per_second']:.1f} sentences/s", flush=True)
+    return {"runs": runs, "batch_size": opts.gen_batch_size, "length": opts.decode_length}
+
+
+def paper_section(opts: argparse.Namespace) -> dict[str, Any]:
+    rows = {}
+    dtypes = ["float32"] + (["float16", "bfloat16"] if opts.device == "cuda" else [])
+    for arch in ("rnnsearch_wmt14", "rnnencdec_wmt14"):
+        for dtype in dtypes:
+            job = {"arch": arch, "vocab": 30_000, "sentences": 80, "length": 50, "device": opts.device,
+                   "warmup": 1, "updates": opts.paper_updates, "dtype": dtype}
+            rows[f"{arch} {dtype}"] = run_worker("paper", job)
+            print(f"| paper {arch} {dtype}: {rows[f'{arch} {dtype}']}", flush=True)
+    return rows
+
+
+def memory_section(opts: argparse.Namespace) -> dict[str, Any]:
+    rows: dict[str, dict[str, float]] = {}
+    for arch in ("rnnsearch_small", "rnnencdec_small"):
+        rows[arch] = {}
+        for length in opts.lengths:
+            job = {"arch": arch, "vocab": 8000, "sentences": opts.memory_sentences, "length": length,
+                   "device": opts.device}
+            rows[arch][str(length)] = run_worker("memory", job)["peak_mb"]
+            print(f"| memory {arch} length {length}: {rows[arch][str(length)]:.0f} MB", flush=True)
+    return {"sentences": opts.memory_sentences, "peak_mb": rows}
+
+
+# --------------------------------------------------------------------------- report
+
+def ratio_summary(ours: list[float], peer: list[float]) -> dict[str, float]:
+    """Per-repeat ratios (runs alternated, so repeat r of each model ran side by side)."""
+    ratios = [a / b for a, b in zip(ours, peer)]
+    return {"median": statistics.median(ratios), "min": min(ratios), "max": max(ratios)}
+
+
+def environment(device: str) -> dict[str, str]:
+    import fairseq
+    import torch
+
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    described = torch.cuda.get_device_name() if device == "cuda" else f"{cpu}, {os.cpu_count()} cores"
+    return {"device": described, "torch": torch.__version__, "fairseq": fairseq.__version__,
+            "python": platform.python_version(), "threads": str(torch.get_num_threads()),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+
+
+def markdown(results: dict[str, Any]) -> str:
+    from rnnsearch_plugin.analysis.markdown import markdown_table
+
+    env = results["environment"]
+    lines = ["# Benchmark results", "",
+             f"{env['device']}; torch {env['torch']} ({env['threads']} threads), fairseq {env['fairseq']}, "
+             f"Python {env['python']}; {env['date']}.", "",
+             f"Command: `{results['command']}`", ""]
+    if "train" in results:
+        train = results["train"]
+        lines += ["## Training throughput (target tokens/s, fairseq's wps) and peak memory", "",
+                  f"Trainer options: `{train['command']} <model>`", ""]
+        rows = []
+        for name, runs in train["runs"].items():
+            wps = [r["wps"] for r in runs]
+            ratio = ratio_summary(wps, [r["wps"] for r in train["runs"][PEER]])
+            rows.append([f"`{name}`", f"`{train['models'][name]}`", f"{statistics.median(wps):.0f}",
+                         f"{ratio['median']:.2f} ({ratio['min']:.2f}-{ratio['max']:.2f})",
+                         f"{statistics.median(r['peak_mb'] for r in runs):.0f}"])
+        lines += markdown_table(["model", "options", "tokens/s (median)", f"vs {PEER}: median (min-max)",
+                                 "peak memory MB"], rows) + [""]
+    if "decode" in results:
+        decode = results["decode"]
+        lines += [f"## Beam search (fairseq-generate, test set, batch {decode['batch_size']}, "
+                  f"every hypothesis {decode['length']} tokens)", ""]
+        rows = []
+        for beam, per_model in decode["runs"].items():
+            for name, runs in per_model.items():
+                speed = [r["sentences_per_second"] for r in runs]
+                ratio = ratio_summary(speed, [r["sentences_per_second"] for r in per_model[PEER]])
+                rows.append([beam, f"`{name}`", f"{statistics.median(speed):.1f}",
+                             f"{ratio['median']:.2f} ({ratio['min']:.2f}-{ratio['max']:.2f})"])
+        lines += markdown_table(["beam", "model", "sentences/s (median)", f"vs {PEER}: median (min-max)"], rows) + [""]
+    if "paper" in results:
+        lines += ["## Paper size: 30,000-word vocabularies, 80 pairs of length 50, Adadelta + clipping", ""]
+        rows = [[f"`{name}`", f"{r['seconds_per_update']:.2f}", f"{r['wps']:.0f}",
+                 f"{r['model_flops_per_second'] / 1e9:.1f}", f"{r['matmul_flops_per_second'] / 1e9:.1f}",
+                 f"{100 * r['mfu']:.0f}%"] for name, r in results["paper"].items()]
+        lines += markdown_table(["model, dtype", "s/update", "target tokens/s", "model GFLOP/s",
+                                 "matmul GFLOP/s", "MFU"], rows) + [""]
+    if "memory" in results:
+        memory = results["memory"]
+        lengths = list(next(iter(memory["peak_mb"].values())))
+        lines += [f"## Peak memory (MB) of one training step, {memory['sentences']} sentence pairs", ""]
+        rows = [[f"`{arch}`", *(f"{per_length[n]:.0f}" for n in lengths)] for arch, per_length in memory["peak_mb"].items()]
+        lines += markdown_table(["model \\ length", *lengths], rows) + [""]
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, help="binarized Multi30k En->Fr (prepare_data.py OUT/bin)")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks"))
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--sections", default=",".join(SECTIONS))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--updates", type=int, default=30)
+    parser.add_argument("--max-tokens", type=int, default=4000)
+    parser.add_argument("--beams", type=lambda s: [int(b) for b in s.split(",")], default=[5, 12])
+    parser.add_argument("--gen-batch-size", type=int, default=64)
+    parser.add_argument("--decode-length", type=int, default=20)
+    parser.add_argument("--paper-updates", type=int, default=3)
+    parser.add_argument("--lengths", type=lambda s: [int(n) for n in s.split(",")], default=[10, 20, 40, 60, 80, 100])
+    parser.add_argument("--memory-sentences", type=int, default=64)
+    opts = parser.parse_args(argv)
+    opts.sections = opts.sections.split(",")
+    unknown = set(opts.sections) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown sections {sorted(unknown)}: choose from {','.join(SECTIONS)}")
+    if {"train", "decode"} & set(opts.sections) and not (opts.data and (opts.data / "dict.en.txt").exists()):
+        parser.error("--data must be a binarized Multi30k En->Fr folder (prepare_data.py multi30k ... OUT/bin)")
+    return opts
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--worker"]:
+        print(json.dumps(WORKERS[argv[1]](json.loads(argv[2]))))
+        return
+    opts = parse_args(argv)
+    opts.out.mkdir(parents=True, exist_ok=True)
+    checkpoints = opts.out / "checkpoints"
+    checkpoints.mkdir(exist_ok=True)
+    results: dict[str, Any] = {"environment": environment(opts.device),
+                               "command": " ".join(["python", "scripts/benchmark.py", *argv])}
+    if "train" in opts.sections or "decode" in opts.sections:
+        results["train"] = train_section(opts, checkpoints)
+    if "decode" in opts.sections:
+        results["decode"] = decode_section(opts, checkpoints)
+    if "paper" in opts.sections:
+        results["paper"] = paper_section(opts)
+    if "memory" in opts.sections:
+        results["memory"] = memory_section(opts)
+    (opts.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    (opts.out / "results.md").write_text(markdown(results))
+    print(f"| wrote {opts.out / 'results.md'} and results.json")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

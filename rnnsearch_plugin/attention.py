@@ -21,12 +21,11 @@ class AdditiveAttention(nn.Module):
         return self.annotation_projection(annotations)
 
     def forward(
-        self, projected_query: Tensor, projected: Tensor, annotations: Tensor, padding_mask: Tensor
+        self, query: Tensor, projected: Tensor, annotations: Tensor, padding_mask: Tensor
     ) -> tuple[Tensor, Tensor]:
-        """projected_query W_a s_{i-1}: B x n' (the decoder computes it in one product with the
-        GRU's U_z s_{i-1}, U_r s_{i-1}); projected U_a h: B x S x n'; annotations: B x S x 2n;
+        """query s_{i-1}: B x n; projected U_a h: B x S x n'; annotations: B x S x 2n;
         padding_mask: B x S. Returns (c_i: B x 2n, alpha_i: B x S)."""
-        energies = self.score(torch.tanh(projected + projected_query[:, None]))
+        energies = self.score(torch.tanh(projected + self.query_projection(query)[:, None]))
         energies = energies.squeeze(-1).masked_fill(padding_mask, float("-inf"))  # B x S
         weights = torch.softmax(energies, dim=-1)
         context = torch.bmm(weights[:, None], annotations).squeeze(1)

@@ -95,20 +95,15 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         weights B x T x S (both None without attention)."""
         state = cache["state"]
         states, contexts, weights = [], [], []
-        if self.attention is not None:  # W_a s_{i-1} and [U_z; U_r] s_{i-1} in one product per step
-            state_weights = torch.cat([self.attention.query_projection.weight, self.rnn.gate_recurrence.weight]).t()
-            split = [self.attention.query_projection.out_features, self.rnn.gate_recurrence.out_features]
         for step_inputs in rnn_inputs.unbind(1):
-            gate_terms = None
             if self.attention is not None:
-                query, gate_terms = torch.mm(state, state_weights).split(split, dim=-1)
                 context, alpha = self.attention(
-                    query, cache["projected"], encoder_out["annotations"], encoder_out["padding_mask"]
+                    state, cache["projected"], encoder_out["annotations"], encoder_out["padding_mask"]
                 )
                 step_inputs = step_inputs + self.context_projection(context)
                 contexts.append(context)
                 weights.append(alpha)
-            state = self.rnn(step_inputs, state, gate_terms)
+            state = self.rnn(step_inputs, state)
             states.append(state)
         if self.attention is None:
             return torch.stack(states, 1), None, None

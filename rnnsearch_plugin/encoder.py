@@ -48,13 +48,17 @@ class RecurrentEncoder(FairseqEncoder):
     def forward(self, src_tokens: Tensor, src_lengths: Optional[Tensor] = None) -> EncoderOut:
         mask = src_tokens.ne(self.padding_idx)  # B x S
         embedded = self.dropout_in(self.embed_tokens(src_tokens))  # B x S x m
-        cells = [self.forward_rnn] + ([self.backward_rnn] if self.backward_rnn is not None else [])
-        states, finals = run_masked_recurrence(cells, [cell.input_projection(embedded) for cell in cells], mask)
+        forward_states, last_forward = run_masked_recurrence(
+            self.forward_rnn, self.forward_rnn.input_projection(embedded), mask
+        )
         if self.backward_rnn is None:
-            return {"summary": finals[0], "padding_mask": ~mask}  # fwd h_{T_x}
+            return {"summary": last_forward, "padding_mask": ~mask}
+        backward_states, first_backward = run_masked_recurrence(
+            self.backward_rnn, self.backward_rnn.input_projection(embedded), mask, reverse=True
+        )
         return {
-            "annotations": torch.cat(states, dim=-1),  # [fwd h_j ; bwd h_j]
-            "summary": finals[1],  # bwd h_1
+            "annotations": torch.cat([forward_states, backward_states], dim=-1),
+            "summary": first_backward,
             "padding_mask": ~mask,
         }
 

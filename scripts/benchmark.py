@@ -167,7 +167,7 @@ def paper_worker(job: dict[str, Any]) -> dict[str, Any]:
     from rnnsearch_plugin.flops import ModelSize, training_flops
 
     device, length, sentences = job["device"], job["length"], job["sentences"]
-    step, model = synthetic_step(job["arch"], job["vocab"], sentences, length, device, job.get("dtype", "float32"))
+    step, model = synthetic_step(job["arch"], job["vocab"], sentences, length, device, job["dtype"])
     timed(device, [step] * job["warmup"])
     seconds, tokens = timed(device, [step] * job["updates"])
     flops = sentences * training_flops(ModelSize.of(model), length, length) * job["updates"] / seconds
@@ -270,10 +270,12 @@ def memory_section(opts: argparse.Namespace) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- report
 
-def ratio_summary(ours: list[float], peer: list[float]) -> dict[str, float]:
-    """Per-repeat ratios (runs alternated, so repeat r of each model ran side by side)."""
+def speed_cells(ours: list[float], peer: list[float], digits: int) -> list[str]:
+    """The median of ``ours`` and its ratio to ``peer`` as "median (min-max)" over per-repeat
+    ratios (runs alternated, so repeat r of each model ran side by side)."""
     ratios = [a / b for a, b in zip(ours, peer)]
-    return {"median": statistics.median(ratios), "min": min(ratios), "max": max(ratios)}
+    return [f"{statistics.median(ours):.{digits}f}",
+            f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})"]
 
 
 def environment(device: str) -> dict[str, str]:
@@ -302,10 +304,8 @@ def markdown(results: dict[str, Any]) -> str:
                   f"Trainer options: `{train['command']} <model>`", ""]
         rows = []
         for name, runs in train["runs"].items():
-            wps = [r["wps"] for r in runs]
-            ratio = ratio_summary(wps, [r["wps"] for r in train["runs"][PEER]])
-            rows.append([f"`{name}`", f"`{train['models'][name]}`", f"{statistics.median(wps):.0f}",
-                         f"{ratio['median']:.2f} ({ratio['min']:.2f}-{ratio['max']:.2f})",
+            speed = speed_cells([r["wps"] for r in runs], [r["wps"] for r in train["runs"][PEER]], 0)
+            rows.append([f"`{name}`", f"`{train['models'][name]}`", *speed,
                          f"{statistics.median(r['peak_mb'] for r in runs):.0f}"])
         lines += markdown_table(["model", "options", "tokens/s (median)", f"vs {PEER}: median (min-max)",
                                  "peak memory MB"], rows) + [""]
@@ -316,10 +316,9 @@ def markdown(results: dict[str, Any]) -> str:
         rows = []
         for beam, per_model in decode["runs"].items():
             for name, runs in per_model.items():
-                speed = [r["sentences_per_second"] for r in runs]
-                ratio = ratio_summary(speed, [r["sentences_per_second"] for r in per_model[PEER]])
-                rows.append([beam, f"`{name}`", f"{statistics.median(speed):.1f}",
-                             f"{ratio['median']:.2f} ({ratio['min']:.2f}-{ratio['max']:.2f})"])
+                speed = speed_cells([r["sentences_per_second"] for r in runs],
+                                    [r["sentences_per_second"] for r in per_model[PEER]], 1)
+                rows.append([beam, f"`{name}`", *speed])
         lines += markdown_table(["beam", "model", "sentences/s (median)", f"vs {PEER}: median (min-max)"], rows) + [""]
     if "paper" in results:
         lines += ["## Paper size: 30,000-word vocabularies, 80 pairs of length 50, Adadelta + clipping", ""]

@@ -108,7 +108,6 @@ def test_optimizer_computes_appendix_b2():
         torch.testing.assert_close(p.detach(), e, rtol=1e-10, atol=1e-12)
 
 
-
 @pytest.mark.parametrize("source_length,target_length", [(7, 5), (3, 9)])
 def test_analytic_multiply_adds_match_torch_flop_counter(kind, source_length, target_length):
     """flops.py's term-by-term count of A.2 = the matrix products torch actually runs."""

@@ -16,6 +16,7 @@ from fairseq.models import FairseqIncrementalDecoder
 from torch import Tensor, nn
 
 from .attention import AdditiveAttention
+from .beam_reordering import SENTENCE, select_rows
 from .deep_output import MaxoutDeepOutput
 from .encoder import EncoderOut
 from .gru import GatedRecurrentUnit
@@ -115,7 +116,10 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             cache = self.get_incremental_state(incremental_state, "cache")
             if cache is not None:
                 return cache
-        cache = {"state": torch.tanh(self.initial_state(encoder_out["summary"]))}
+        cache = {
+            "state": torch.tanh(self.initial_state(encoder_out["summary"])),  # s_0
+            SENTENCE: encoder_out[SENTENCE],
+        }
         if self.attention is not None:
             cache["projected"] = self.attention.project_annotations(encoder_out["annotations"])
         return cache
@@ -123,7 +127,7 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
     def reorder_incremental_state(self, incremental_state: IncrementalState, new_order: Tensor) -> None:
         cache = self.get_incremental_state(incremental_state, "cache")
         if cache is not None:
-            reordered = {key: value.index_select(0, new_order) for key, value in cache.items()}
+            reordered = select_rows(cache, new_order, per_hypothesis=("state",))
             self.set_incremental_state(incremental_state, "cache", reordered)
 
     def max_positions(self) -> int:

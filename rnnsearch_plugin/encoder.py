@@ -7,6 +7,7 @@ padding side), so attention weights map straight back onto source positions:
     "annotations":  B x S x 2n   h_j = [fwd h_j ; bwd h_j]            (RNNsearch only)
     "summary":      B x n        bwd h_1 (RNNsearch, feeds s_0) or fwd h_{T_x} (RNNencdec, = c)
     "padding_mask": B x S        True on padding
+    "sentence":     B            the row's source sentence (``beam_reordering``)
 """
 from typing import Optional
 
@@ -14,6 +15,7 @@ import torch
 from fairseq.models import FairseqEncoder
 from torch import Tensor, nn
 
+from .beam_reordering import SENTENCE, select_rows
 from .gru import GatedRecurrentUnit, run_masked_recurrence
 
 EncoderOut = dict[str, Tensor]
@@ -47,23 +49,24 @@ class RecurrentEncoder(FairseqEncoder):
 
     def forward(self, src_tokens: Tensor, src_lengths: Optional[Tensor] = None) -> EncoderOut:
         mask = src_tokens.ne(self.padding_idx)  # B x S
+        rows = {"padding_mask": ~mask, SENTENCE: torch.arange(len(src_tokens), device=src_tokens.device)}
         embedded = self.dropout_in(self.embed_tokens(src_tokens))  # B x S x m
         forward_states, last_forward = run_masked_recurrence(
             self.forward_rnn, self.forward_rnn.input_projection(embedded), mask
         )
         if self.backward_rnn is None:
-            return {"summary": last_forward, "padding_mask": ~mask}
+            return {"summary": last_forward, **rows}
         backward_states, first_backward = run_masked_recurrence(
             self.backward_rnn, self.backward_rnn.input_projection(embedded), mask, reverse=True
         )
         return {
             "annotations": torch.cat([forward_states, backward_states], dim=-1),
             "summary": first_backward,
-            "padding_mask": ~mask,
+            **rows,
         }
 
     def reorder_encoder_out(self, encoder_out: EncoderOut, new_order: Tensor) -> EncoderOut:
-        return {key: value.index_select(0, new_order) for key, value in encoder_out.items()}
+        return select_rows(encoder_out, new_order)
 
     def max_positions(self) -> int:
         return self.max_source_positions

@@ -50,13 +50,11 @@ def run_masked_recurrence(
     final state is h_{T_x} of the sentence (forward) or h_1 (reverse, the backward RNN).
     Returns (states B x T x n, final state B x n); h_0 = 0 (A.2.1).
     """
-    batch, length, _ = input_terms.shape
-    hidden = input_terms.new_zeros(batch, cell.hidden_size)
+    hidden = input_terms.new_zeros(input_terms.shape[0], cell.hidden_size)
     states = []
-    steps = range(length - 1, -1, -1) if reverse else range(length)
-    for t in steps:
-        updated = cell(input_terms[:, t], hidden)
-        hidden = torch.where(mask[:, t, None], updated, hidden)
+    steps = list(zip(input_terms.unbind(1), mask[..., None].unbind(1)))  # one slice op each
+    for step_inputs, step_mask in reversed(steps) if reverse else steps:
+        hidden = torch.where(step_mask, cell(step_inputs, hidden), hidden)
         states.append(hidden)
     if reverse:
         states.reverse()

@@ -8,7 +8,9 @@ invocation. Each measurement runs in its own process (peak memory is per process
 Sections (``--sections``, default all):
   train   fairseq's Trainer on the binarized training set, --max-tokens, ``--warmup`` updates
           then ``--updates`` timed ones; target tokens/s (fairseq's wps) and peak memory;
-          models alternated (A B C A B C ...) ``--repeats`` times; median ratio (min-max).
+          models alternated (A B C A B C ...) ``--repeats`` times; median ratio (min-max). The
+          work per target token (forward + backward FLOPs of one more step, torch's FLOP
+          counter) shows how much of a ratio comes from doing less and how much from speed.
   decode  fairseq-generate on the test set with the checkpoints of the last training run,
           beam 5 and 12, ``--gen-batch-size`` sentences per batch. Every hypothesis has exactly
           ``--decode-length`` tokens (--min-len = --max-len-b, --max-len-a 0), so every model
@@ -101,11 +103,24 @@ def train_worker(job: dict[str, Any]) -> dict[str, Any]:
     timed(job["device"], [step] * job["warmup"])
     reset_peak_memory(job["device"])
     seconds, tokens = timed(job["device"], [step] * job["updates"])
+    flops_per_token = counted_flops_per_token(step)
     if job.get("save"):
         trainer.consolidate_optimizer()  # as fairseq's checkpoint_utils does before saving
         trainer.save_checkpoint(job["save"], {})
     return {"seconds": seconds, "tokens": tokens, "wps": tokens / seconds,
-            "peak_mb": peak_memory_mb(job["device"])}
+            "peak_mb": peak_memory_mb(job["device"]), "flops_per_token": flops_per_token}
+
+
+def counted_flops_per_token(step: Callable[[], int]) -> float:
+    """Floating-point operations of one more training step (forward and backward) per target
+    token, as torch's FLOP counter sees the matrix products. oneDNN is off for this step, so
+    fairseq's LSTM runs as countable products rather than one fused kernel."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with torch.backends.mkldnn.flags(enabled=False), FlopCounterMode(display=False) as counter:
+        tokens = step()
+    return counter.get_total_flops() / tokens
 
 
 def synthetic_step(arch: str, vocab: int, sentences: int, length: int, device: str,
@@ -297,7 +312,8 @@ def markdown(results: dict[str, Any]) -> str:
     lines = ["# Benchmark results", "",
              f"{env['device']}; torch {env['torch']} ({env['threads']} threads), fairseq {env['fairseq']}, "
              f"Python {env['python']}; {env['date']}.", "",
-             f"Command: `{results['command']}`", ""]
+             f"Command: `{results['command']}`", "",
+             "What each optimisation bought, and the spread between runs: `changes.md`.", ""]
     if "train" in results:
         train = results["train"]
         lines += ["## Training throughput (target tokens/s, fairseq's wps) and peak memory", "",
@@ -305,10 +321,12 @@ def markdown(results: dict[str, Any]) -> str:
         rows = []
         for name, runs in train["runs"].items():
             speed = speed_cells([r["wps"] for r in runs], [r["wps"] for r in train["runs"][PEER]], 0)
-            rows.append([f"`{name}`", f"`{train['models'][name]}`", *speed,
+            flops = runs[-1]["flops_per_token"]
+            rows.append([f"`{name}`", f"`{train['models'][name]}`", *speed, f"{flops / 1e6:.1f}",
+                         f"{flops * statistics.median(r['wps'] for r in runs) / 1e9:.1f}",
                          f"{statistics.median(r['peak_mb'] for r in runs):.0f}"])
         lines += markdown_table(["model", "options", "tokens/s (median)", f"vs {PEER}: median (min-max)",
-                                 "peak memory MB"], rows) + [""]
+                                 "MFLOP per token", "GFLOP/s", "peak memory MB"], rows) + [""]
     if "decode" in results:
         decode = results["decode"]
         lines += [f"## Beam search (fairseq-generate, test set, batch {decode['batch_size']}, "

@@ -17,22 +17,40 @@ def forward_log_probs(model, sources, targets, left_pad=True):
     return model.get_normalized_probs(out, log_probs=True), out[1]["attn"][0]
 
 
-def test_incremental_decoding_with_beam_reordering_equals_full_forward(kind):
+def across_sentences(rows: int, step: int, generator: torch.Generator) -> torch.Tensor:
+    """Any permutation of the rows: every source-side tensor must move."""
+    return torch.randperm(rows, generator=generator)
+
+
+def within_beams(rows: int, step: int, generator: torch.Generator) -> torch.Tensor:
+    """What fairseq's beam search does: rows 2b, 2b+1 hold sentence b; hypotheses are shuffled
+    (or one is copied over its sibling) inside each sentence's pair, so the source-side tensors
+    stay where they are; at step 3 the last sentence finishes and leaves the batch."""
+    pairs = torch.randint(0, 2, (rows // 2, 2), generator=generator) + torch.arange(0, rows, 2)[:, None]
+    return (pairs[:-1] if step == 3 else pairs).flatten()
+
+
+@pytest.mark.parametrize("reordering", [across_sentences, within_beams])
+def test_incremental_decoding_with_beam_reordering_equals_full_forward(kind, reordering):
     model = build(kind)
     pad = model.encoder.padding_idx
-    full, _ = forward_log_probs(model, SOURCES, TARGETS)
-    prev = pad_batch(TARGETS, pad, left=False)
+    sources = [s for s in SOURCES for _ in range(2)]  # two hypotheses per sentence
+    targets = [TARGETS[(b + k) % len(TARGETS)] for b in range(len(SOURCES)) for k in range(2)]
+    full, _ = forward_log_probs(model, sources, targets)
+    prev = pad_batch(targets, pad, left=False)
     src = pad_batch(SOURCES, pad, left=True)
     encoder_out = model.encoder(src, torch.tensor([len(s) for s in SOURCES]))
+    expand = torch.arange(len(SOURCES)).repeat_interleave(2)  # as fairseq's generator does
+    encoder_out = model.encoder.reorder_encoder_out(encoder_out, expand)
     state: dict = {}
-    order = torch.arange(len(SOURCES))  # row r of the "beam" holds sentence order[r]
+    order = torch.arange(len(sources))  # row r holds the hypothesis (prefix) order[r]
     generator = torch.Generator().manual_seed(0)
     for step in range(prev.size(1)):
-        if step > 0:  # shuffle the hypotheses as a beam search would
-            permutation = torch.randperm(len(SOURCES), generator=generator)
-            order = order[permutation]
-            model.decoder.reorder_incremental_state_scripting(state, permutation)
-            encoder_out = model.encoder.reorder_encoder_out(encoder_out, permutation)
+        if step > 0:
+            new_order = reordering(len(order), step, generator)
+            order = order[new_order]
+            model.decoder.reorder_incremental_state_scripting(state, new_order)
+            encoder_out = model.encoder.reorder_encoder_out(encoder_out, new_order)
         out = model.decoder(prev[order, : step + 1], encoder_out, incremental_state=state)
         step_log_probs = model.get_normalized_probs(out, log_probs=True)[:, -1]
         torch.testing.assert_close(step_log_probs, full[order, step], rtol=0, atol=1e-6)

@@ -3,16 +3,24 @@
 Load with ``--user-dir rnnsearch_plugin`` (or import it). Importing registers the models,
 architectures and optimizer, keeps fairseq from dropping sentences at batching time
 (``batching.py``), lets fairseq checkpoints load with weights-only unpickling
-(``checkpoint_safety.py``) and makes fairseq's commands report user mistakes in one line
+(``checkpoint_safety.py``), never lets a half-written copy replace a good checkpoint
+(``checkpoint_writing.py``), makes fairseq-interactive serve every line it is given
+(``interactive_input.py``), lets torchrun start data-parallel training on CPUs
+(``distributed_launch.py``) and makes fairseq's commands report user mistakes in one line
 (``cli_errors.py``). The Python API: ``load`` (``hub.py``).
 """
-from . import batching, checkpoint_safety, cli_errors
+from . import (
+    batching, checkpoint_safety, checkpoint_writing, cli_errors, distributed_launch, interactive_input,
+)
 from .hub import Alignment, RNNSearchHubInterface, load
 from .model import RNNEncDecModel, RNNSearchModel
 from .optim import PaperAdadelta
 
 batching.install()
 checkpoint_safety.install()
+checkpoint_writing.install()
 cli_errors.install()
+interactive_input.install()
+distributed_launch.install()
 
 __all__ = ["RNNSearchModel", "RNNEncDecModel", "PaperAdadelta", "load", "RNNSearchHubInterface", "Alignment"]

@@ -7,7 +7,9 @@ as ``PROGRAM: error: MESSAGE`` and exit with status 1:
   that does not match the checkpoint, for instance);
 - a missing file or folder (a wrong data directory, checkpoint path or dictionary);
 - a checkpoint refused by the weights-only unpickler (it names code to run);
-- fairseq's "Size of sample ... is invalid": a sentence longer than the limits.
+- fairseq's "Size of sample ... is invalid": a sentence longer than the limits;
+- fairseq's ``FloatingPointError``: training diverged (fairseq stops the run, writes the failing
+  state to ``crash.pt`` and leaves every earlier checkpoint as it was).
 
 Every other exception keeps its full traceback. Nothing changes for a Python program that
 imports the plugin: the hook is installed only in fairseq's console commands.
@@ -40,6 +42,10 @@ def explain(error: BaseException) -> Optional[str]:
     if type(error) is Exception and str(error).startswith("Size of sample"):
         return (f"{error}. A sentence is longer than the model accepts: shorten it or raise "
                 "--max-source-positions/--max-target-positions")
+    if isinstance(error, FloatingPointError):
+        return (f"{error}: training diverged and stopped; the checkpoints written before are unchanged "
+                "(the failing state is in crash.pt): resume from checkpoint_last.pt with a lower --lr "
+                "or with --clip-norm")
     return None
 
 

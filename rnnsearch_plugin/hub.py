@@ -22,6 +22,8 @@ import torch
 from fairseq.data import LanguagePairDataset
 from fairseq.hub_utils import GeneratorHubInterface
 
+from .interactive_input import source_limit, warn_truncated
+
 
 @dataclass
 class Alignment:
@@ -53,7 +55,16 @@ def load(checkpoint: Union[str, Path], data: Union[str, Path], **overrides: Any)
 class RNNSearchHubInterface(GeneratorHubInterface):
     """fairseq's hub interface (``translate``, ``sample``, ``generate``, ``encode``/``decode``)
     with forced decoding: ``score`` and ``align`` of given sentence pairs. ``translate(...,
-    unkpen=math.inf)`` forbids <unk> in the search (Table 1's "No UNK" setting)."""
+    unkpen=math.inf)`` forbids <unk> in the search (Table 1's "No UNK" setting). A sentence
+    longer than the source limit is truncated with a warning, as in fairseq-interactive."""
+
+    def encode(self, sentence: str) -> torch.LongTensor:
+        tokens = super().encode(sentence)
+        limit = source_limit(self.max_positions)
+        if limit is not None and len(tokens) > limit:
+            warn_truncated(sentence, len(tokens), limit)
+            tokens = torch.cat([tokens[: limit - 1], tokens[-1:]])  # keep </s>
+        return tokens
 
     def encode_target(self, sentence: str) -> torch.LongTensor:
         return self.tgt_dict.encode_line(self.apply_bpe(self.tokenize(sentence)), add_if_not_exist=False).long()

@@ -9,10 +9,10 @@ import torch
 from conftest import run
 
 
-def interactive(multi30k: Path, checkpoint: Path, stdin: str, check: bool = True):
+def interactive(multi30k: Path, checkpoint: Path, stdin: str, *options: str, check: bool = True):
     return run("fairseq-interactive", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en",
                "-t", "fr", "--path", str(checkpoint), "--beam", "2", "--bpe", "sentencepiece",
-               "--sentencepiece-model", str(multi30k / "spm" / "spm.model"), stdin=stdin, check=check)
+               "--sentencepiece-model", str(multi30k / "spm" / "spm.model"), *options, stdin=stdin, check=check)
 
 
 def assert_one_line_error(result, *fragments: str) -> None:
@@ -48,10 +48,19 @@ def test_empty_and_whitespace_lines_are_translated_in_place(multi30k, checkpoint
     assert [int(i) for i in re.findall(r"^D-(\d+)\t", result.stdout, flags=re.M)] == [0, 1, 2, 3]
 
 
-def test_over_long_line_is_refused_with_the_limit_named(multi30k, checkpoint):
-    result = interactive(multi30k, checkpoint, "A dog .\n" + "dog " * 1100 + "\n", check=False)
-    assert_one_line_error(result, "longer than the model accepts", "--max-source-positions")
-    assert re.search(r"^D-0\t", result.stdout, flags=re.M)  # the line before it was translated
+def test_every_line_gets_its_output_in_order_whatever_it_holds(multi30k, checkpoint, tmp_path):
+    """Invalid UTF-8, characters and words outside the vocabulary, an empty line, a line over the
+    source limit: one translation each, in order, and the lines after them are still served.
+    Documented: invalid bytes become U+FFFD, an over-long line is truncated; both warn."""
+    lines = [b"A dog runs .", b"\xff\xfe broken \xc3 bytes", "中文 zzqqxx ☃".encode(), b"",
+             b"dog " * 1100, b"A cat sleeps ."]
+    source = tmp_path / "input.txt"
+    source.write_bytes(b"\n".join(lines) + b"\n")
+    result = interactive(multi30k, checkpoint, "", "--input", str(source))
+    assert [int(i) for i in re.findall(r"^D-(\d+)\t", result.stdout, flags=re.M)] == list(range(len(lines)))
+    assert "input line 2 is not valid UTF-8; its invalid bytes are read as U+FFFD" in result.stderr
+    assert re.search(r"a source line of 1\d{3} tokens .* is longer than --max-source-positions 1024; "
+                     r"translating its first 1023 tokens", result.stderr)
 
 
 class Payload:

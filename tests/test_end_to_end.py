@@ -73,6 +73,11 @@ def test_python_api_loads_the_checkpoint_and_translates(multi30k, checkpoint):
     translations = hub.translate(sentences, beam=3)
     assert len(translations) == 13 and all(isinstance(t, str) and t for t in translations)
     assert isinstance(hub.models[0], RNNSearchModel)
+    # bad input: one translation per sentence, in order; the over-long one truncated to the limit
+    odd = ["", "   ", "中文 zzqqxx ☃", "dog " * 1100, sentences[0]]
+    odd_translations = hub.translate(odd, beam=3)
+    assert len(odd_translations) == len(odd) and odd_translations[-1] == translations[0]
+    assert len(hub.encode(odd[3])) == 1024 and hub.encode(odd[3])[-1] == hub.src_dict.eos()
 
 
 def test_hydra_config_trains(multi30k, tmp_path):

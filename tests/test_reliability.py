@@ -1,0 +1,128 @@
+"""Interruption and resume (issue 6): a run killed with SIGKILL and restarted with the same
+command continues exactly as if it had never stopped, and an interrupted checkpoint copy never
+replaces the good checkpoint it was overwriting."""
+import json
+import os
+import signal
+import subprocess
+
+import pytest
+import torch
+from fairseq import checkpoint_utils
+
+from conftest import BIN, REPO, TINY
+
+UPDATES, SAVE_EVERY, KILL_AFTER = 14, 4, 6
+
+
+def train_command(multi30k, save_dir) -> list[str]:
+    """The paper's Adadelta + clipping (its accumulators must survive the restart), dropout
+    (its random stream must too), and a checkpoint every SAVE_EVERY updates, mid-epoch."""
+    return [str(BIN / "fairseq-train"), str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin",
+            "--task", "translation", "-s", "en", "-t", "fr", "--arch", "rnnsearch_small", *TINY,
+            "--dropout", "0.2", "--optimizer", "rnnsearch_adadelta", "--clip-norm", "1.0",
+            "--max-tokens", "1000", "--max-update", str(UPDATES), "--save-interval-updates",
+            str(SAVE_EVERY), "--no-epoch-checkpoints", "--disable-validation", "--save-dir", str(save_dir),
+            "--num-workers", "0", "--data-buffer-size", "0", "--log-format", "json", "--log-interval", "1",
+            "--seed", "5", "--cpu"]
+
+
+def losses_by_update(log: str) -> dict[int, str]:
+    """{update: loss} from fairseq's per-update JSON lines (the loss as fairseq prints it)."""
+    records = (json.loads(line.split(" | train_inner | ", 1)[1]) for line in log.splitlines()
+               if " | train_inner | " in line)
+    return {int(record["num_updates"]): record["loss"] for record in records}
+
+
+def run_to_end(command: list[str]) -> str:
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout + result.stderr
+
+
+def run_until_killed(command: list[str]) -> str:
+    """Start the run and SIGKILL it as soon as it has logged update KILL_AFTER."""
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = []
+    for line in process.stdout:
+        seen.append(line)
+        if f'"num_updates": "{KILL_AFTER}"' in line:
+            process.send_signal(signal.SIGKILL)
+            break
+    process.wait(timeout=60)
+    assert process.returncode == -signal.SIGKILL, "".join(seen)[-3000:]
+    return "".join(seen)
+
+
+def parameters(checkpoint) -> dict[str, torch.Tensor]:
+    return checkpoint_utils.load_checkpoint_to_cpu(str(checkpoint))["model"]
+
+
+def test_sigkill_then_same_command_continues_like_an_uninterrupted_run(multi30k, tmp_path):
+    reference = losses_by_update(run_to_end(train_command(multi30k, tmp_path / "whole")))
+    assert sorted(reference) == list(range(1, UPDATES + 1))
+
+    interrupted = tmp_path / "interrupted"
+    before_kill = losses_by_update(run_until_killed(train_command(multi30k, interrupted)))
+    assert max(before_kill) == KILL_AFTER
+    after_restart = run_to_end(train_command(multi30k, interrupted))
+    resumed = losses_by_update(after_restart)
+    resumed_from = SAVE_EVERY * (KILL_AFTER // SAVE_EVERY)  # the last checkpoint before the kill
+    assert f"Loaded checkpoint {interrupted / 'checkpoint_last.pt'} (epoch 1 @ {resumed_from} updates)" in after_restart
+    assert sorted(resumed) == list(range(resumed_from + 1, UPDATES + 1))
+    # same losses update by update (as fairseq logs them, 3 decimals) and same final weights
+    assert resumed == {update: reference[update] for update in resumed}
+    whole, restarted = parameters(tmp_path / "whole" / "checkpoint_last.pt"), parameters(interrupted / "checkpoint_last.pt")
+    for name, value in whole.items():
+        torch.testing.assert_close(restarted[name], value, rtol=0, atol=1e-6, msg=name)
+
+
+def test_two_cpu_processes_match_one_process_seeing_the_same_global_batch(multi30k, tmp_path):
+    """Data parallel through fairseq's trainer: torchrun starts 2 processes (gloo); each takes
+    every other batch, fairseq all-reduces the gradients. One process with --update-freq 2
+    sums the same two batches per update, so the weights must agree. Dropout is off: its
+    random stream differs between one process running two batches and two running one."""
+    common = train_command(multi30k, tmp_path) + ["--dropout", "0", "--max-update", "6", "--no-save-optimizer-state"]
+    one = run_to_end(common + ["--save-dir", str(tmp_path / "one"), "--update-freq", "2"])
+    two = run_to_end([str(BIN / "torchrun"), "--nproc_per_node", "2", "--master_port", "29561", *common,
+                      "--save-dir", str(tmp_path / "two"), "--distributed-world-size", "2",
+                      "--distributed-backend", "gloo", "--ddp-backend", "legacy_ddp"])
+    assert losses_by_update(two) == losses_by_update(one)  # the logged, all-reduced losses
+    single, parallel = parameters(tmp_path / "one" / "checkpoint_last.pt"), parameters(tmp_path / "two" / "checkpoint_last.pt")
+    for name, value in single.items():
+        torch.testing.assert_close(parallel[name], value, rtol=0, atol=1e-6, msg=name)
+
+
+def test_diverging_run_stops_with_one_line_and_keeps_its_last_good_checkpoint(multi30k, tmp_path):
+    """An absurd learning rate: update 1 is saved, update 2's gradients are not finite; fairseq
+    stops the run (writing crash.pt) and checkpoint_last.pt keeps update 1's finite weights."""
+    command = train_command(multi30k, tmp_path) + ["--optimizer", "sgd", "--lr", "1e30", "--save-interval-updates", "1"]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        "fairseq-train: error: gradients are Nan/Inf: training diverged and stopped"), result.stderr[-2000:]
+    last = checkpoint_utils.load_checkpoint_to_cpu(str(tmp_path / "checkpoint_last.pt"))
+    assert last["optimizer_history"][-1]["num_updates"] == 1
+    assert all(torch.isfinite(value).all() for value in last["model"].values())
+
+
+def test_interrupted_checkpoint_copy_leaves_the_previous_checkpoint(tmp_path):
+    """fairseq copies the checkpoint it just wrote onto checkpoint_last.pt / _best.pt; a copy
+    that dies half-way must not leave a truncated file under the target name."""
+    good, new = tmp_path / "checkpoint_last.pt", tmp_path / "checkpoint_3_6000.pt"
+    good.write_bytes(b"good checkpoint")
+    new.write_bytes(b"newer checkpoint, longer")
+
+    def dying_copy(src_path: str, dst_path: str, overwrite: bool = False) -> bool:
+        with open(dst_path, "wb") as target:
+            target.write(open(src_path, "rb").read()[:5])
+        raise KeyboardInterrupt  # the process dies mid-copy
+
+    from rnnsearch_plugin.checkpoint_writing import replacing_atomically
+
+    with pytest.raises(KeyboardInterrupt):
+        replacing_atomically(dying_copy)(str(new), str(good), overwrite=True)
+    assert good.read_bytes() == b"good checkpoint"
+    assert replacing_atomically(checkpoint_utils.PathManager.copy.__wrapped__)(str(new), str(good), overwrite=True)
+    assert good.read_bytes() == new.read_bytes()
+    assert checkpoint_utils.PathManager.copy.replaces_atomically  # installed by importing the plugin

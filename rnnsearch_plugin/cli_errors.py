@@ -8,6 +8,8 @@ as ``PROGRAM: error: MESSAGE`` and exit with status 1:
 - a missing file or folder (a wrong data directory, checkpoint path or dictionary);
 - a checkpoint refused by the weights-only unpickler (it names code to run);
 - fairseq's "Size of sample ... is invalid": a sentence longer than the limits;
+- fairseq's "Cannot load model parameters from checkpoint": a resumed run whose model options
+  (``--arch``, sizes) differ from those the checkpoint was trained with;
 - fairseq's ``FloatingPointError``: training diverged (fairseq stops the run, writes the failing
   state to ``crash.pt`` and leaves every earlier checkpoint as it was).
 
@@ -42,6 +44,9 @@ def explain(error: BaseException) -> Optional[str]:
     if type(error) is Exception and str(error).startswith("Size of sample"):
         return (f"{error}. A sentence is longer than the model accepts: shorten it or raise "
                 "--max-source-positions/--max-target-positions")
+    if type(error) is Exception and str(error).startswith("Cannot load model parameters"):
+        return (f"{error} Resume with the model options (--arch, sizes) the checkpoint was trained with, "
+                "or give a new --save-dir to start afresh")
     if isinstance(error, FloatingPointError):
         return (f"{error}: training diverged and stopped; the checkpoints written before are unchanged "
                 "(the failing state is in crash.pt): resume from checkpoint_last.pt with a lower --lr "

@@ -1,6 +1,7 @@
 """User mistakes get one clear line, never a traceback; crafted checkpoints never run code."""
 import pickle
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,14 @@ def test_dictionary_that_does_not_match_the_checkpoint(multi30k, checkpoint, tmp
     result = run("fairseq-interactive", str(other), "--user-dir", "rnnsearch_plugin", "-s", "en", "-t", "fr",
                  "--path", str(checkpoint), stdin="A dog .\n", check=False)
     assert_one_line_error(result, "source dictionary of", "use the data directory")
+
+
+def test_resuming_with_another_architecture(multi30k, checkpoint, tmp_path):
+    shutil.copy(checkpoint, tmp_path / "checkpoint_last.pt")  # an rnnsearch checkpoint
+    result = run("fairseq-train", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
+                 "-s", "en", "-t", "fr", "--arch", "rnnencdec_small", "--optimizer", "adam", "--max-tokens", "1000",
+                 "--max-update", "1", "--save-dir", str(tmp_path), "--num-workers", "0", "--cpu", check=False)
+    assert_one_line_error(result, "Cannot load model parameters", "Resume with the model options (--arch")
 
 
 def test_empty_and_whitespace_lines_are_translated_in_place(multi30k, checkpoint):

@@ -56,13 +56,18 @@ def reset_peak_memory(device: str) -> None:
         Path("/proc/self/clear_refs").write_text("5")
 
 
+def process_memory_mb(field: str, pid: str = "self") -> float:
+    """A memory field of /proc/PID/status (VmRSS: resident now, VmHWM: peak resident) in MB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(rf"{field}:\s+(\d+) kB", status).group(1)) / 1024
+
+
 def peak_memory_mb(device: str) -> float:
     import torch
 
     if device == "cuda":
         return torch.cuda.max_memory_allocated() / 2**20
-    status = Path("/proc/self/status").read_text()
-    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
+    return process_memory_mb("VmHWM")
 
 
 def synchronize(device: str) -> None:
@@ -103,7 +108,7 @@ def train_worker(job: dict[str, Any]) -> dict[str, Any]:
     timed(job["device"], [step] * job["warmup"])
     reset_peak_memory(job["device"])
     seconds, tokens = timed(job["device"], [step] * job["updates"])
-    flops_per_token = counted_flops_per_token(step)
+    flops_per_token = counted_flops_per_token(step) if job["count_flops"] else None
     if job.get("save"):
         trainer.consolidate_optimizer()  # as fairseq's checkpoint_utils does before saving
         trainer.save_checkpoint(job["save"], {})
@@ -226,7 +231,8 @@ def train_section(opts: argparse.Namespace, checkpoints: Path) -> dict[str, Any]
         for name, model_args in MODELS.items():
             last = repeat == opts.repeats - 1
             job = {"args": [*common, *model_args], "warmup": opts.warmup, "updates": opts.updates,
-                   "device": opts.device, "save": str(checkpoints / f"{name}.pt") if last else None}
+                   "device": opts.device, "save": str(checkpoints / f"{name}.pt") if last else None,
+                   "count_flops": last}  # the report shows the last repeat's count
             runs[name].append(run_worker("train", job))
             print(f"| train {name} run {repeat + 1}: {runs[name][-1]['wps']:.0f} tokens/s", flush=True)
     return {"runs": runs, "command": " ".join(common), "models": {k: " ".join(v) for k, v in MODELS.items()}}

@@ -10,7 +10,6 @@ Writes ``OUT/interactive_load.json`` and ``.md``.
 """
 import argparse
 import json
-import re
 import subprocess
 import sys
 import threading
@@ -19,10 +18,7 @@ from itertools import cycle, islice
 from pathlib import Path
 from typing import Any, Iterator
 
-
-def memory_mb(pid: int) -> dict[str, float]:
-    status = Path(f"/proc/{pid}/status").read_text()
-    return {key: int(re.search(rf"{key}:\s+(\d+) kB", status).group(1)) / 1024 for key in ("VmRSS", "VmHWM")}
+from benchmark import process_memory_mb  # scripts/ is on the path when this script runs
 
 
 def feed(stream: Any, lines: Iterator[str]) -> None:
@@ -50,7 +46,7 @@ def measure(opts: argparse.Namespace) -> list[dict[str, float]]:
         if translated % opts.every == 0:
             now = time.perf_counter()
             chunks.append({"lines": translated, "lines_per_second": opts.every / (now - chunk_start),
-                           **memory_mb(process.pid)})
+                           **{field: process_memory_mb(field, str(process.pid)) for field in ("VmRSS", "VmHWM")}})
             chunk_start = now
     if process.wait() != 0 or translated != opts.lines:
         raise SystemExit(f"interactive_load: {translated} of {opts.lines} lines translated (exit {process.returncode})")

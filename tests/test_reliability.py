@@ -2,7 +2,6 @@
 command continues exactly as if it had never stopped, and an interrupted checkpoint copy never
 replaces the good checkpoint it was overwriting."""
 import json
-import os
 import signal
 import subprocess
 
@@ -10,7 +9,7 @@ import pytest
 import torch
 from fairseq import checkpoint_utils
 
-from conftest import BIN, REPO, TINY
+from conftest import BIN, REPO, TINY, run
 
 UPDATES, SAVE_EVERY, KILL_AFTER = 14, 4, 6
 
@@ -35,8 +34,7 @@ def losses_by_update(log: str) -> dict[int, str]:
 
 
 def run_to_end(command: list[str]) -> str:
-    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
+    result = run(*command)
     return result.stdout + result.stderr
 
 
@@ -54,8 +52,11 @@ def run_until_killed(command: list[str]) -> str:
     return "".join(seen)
 
 
-def parameters(checkpoint) -> dict[str, torch.Tensor]:
-    return checkpoint_utils.load_checkpoint_to_cpu(str(checkpoint))["model"]
+def assert_same_weights(checkpoint, expected_checkpoint) -> None:
+    """Every parameter of two fairseq checkpoints equal to 1e-6."""
+    actual, expected = (checkpoint_utils.load_checkpoint_to_cpu(str(c))["model"] for c in (checkpoint, expected_checkpoint))
+    for name, value in expected.items():
+        torch.testing.assert_close(actual[name], value, rtol=0, atol=1e-6, msg=name)
 
 
 def test_sigkill_then_same_command_continues_like_an_uninterrupted_run(multi30k, tmp_path):
@@ -72,9 +73,7 @@ def test_sigkill_then_same_command_continues_like_an_uninterrupted_run(multi30k,
     assert sorted(resumed) == list(range(resumed_from + 1, UPDATES + 1))
     # same losses update by update (as fairseq logs them, 3 decimals) and same final weights
     assert resumed == {update: reference[update] for update in resumed}
-    whole, restarted = parameters(tmp_path / "whole" / "checkpoint_last.pt"), parameters(interrupted / "checkpoint_last.pt")
-    for name, value in whole.items():
-        torch.testing.assert_close(restarted[name], value, rtol=0, atol=1e-6, msg=name)
+    assert_same_weights(interrupted / "checkpoint_last.pt", tmp_path / "whole" / "checkpoint_last.pt")
 
 
 def test_two_cpu_processes_match_one_process_seeing_the_same_global_batch(multi30k, tmp_path):
@@ -88,16 +87,14 @@ def test_two_cpu_processes_match_one_process_seeing_the_same_global_batch(multi3
                       "--save-dir", str(tmp_path / "two"), "--distributed-world-size", "2",
                       "--distributed-backend", "gloo", "--ddp-backend", "legacy_ddp"])
     assert losses_by_update(two) == losses_by_update(one)  # the logged, all-reduced losses
-    single, parallel = parameters(tmp_path / "one" / "checkpoint_last.pt"), parameters(tmp_path / "two" / "checkpoint_last.pt")
-    for name, value in single.items():
-        torch.testing.assert_close(parallel[name], value, rtol=0, atol=1e-6, msg=name)
+    assert_same_weights(tmp_path / "two" / "checkpoint_last.pt", tmp_path / "one" / "checkpoint_last.pt")
 
 
 def test_diverging_run_stops_with_one_line_and_keeps_its_last_good_checkpoint(multi30k, tmp_path):
     """An absurd learning rate: update 1 is saved, update 2's gradients are not finite; fairseq
     stops the run (writing crash.pt) and checkpoint_last.pt keeps update 1's finite weights."""
     command = train_command(multi30k, tmp_path) + ["--optimizer", "sgd", "--lr", "1e30", "--save-interval-updates", "1"]
-    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    result = run(*command, check=False)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1].startswith(
         "fairseq-train: error: gradients are Nan/Inf: training diverged and stopped"), result.stderr[-2000:]

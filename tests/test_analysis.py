@@ -25,15 +25,6 @@ def hub(multi30k, checkpoint):
     return load(checkpoint, multi30k / "bin")
 
 
-@pytest.fixture(scope="module")
-def evaluation(multi30k, checkpoint, tmp_path_factory):
-    out = tmp_path_factory.mktemp("evaluation")
-    run(sys.executable, "-m", "rnnsearch_plugin.evaluate", "--prepared", str(multi30k), "--split", "test1",
-        "--system", f"tiny={checkpoint}", "--train-log", f"tiny={checkpoint.parent / 'train.log'}",
-        "--beam", "3", "--long", "15", "--out", str(out))
-    return out, json.loads((out / "report.json").read_text())
-
-
 def sacrebleu_cli(reference, hypotheses, *options: str) -> float:
     result = run("sacrebleu", str(reference), "-i", str(hypotheses), "-b", "-w", "4", *options)
     return float(result.stdout.strip())

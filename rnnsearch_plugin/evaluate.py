@@ -122,7 +122,7 @@ def write_report(out: Path, args: argparse.Namespace, sources: list[str], refere
         "smoothing (multi-bleu.perl). No UNK: sentences without <unk> in source or reference, translated with "
         "<unk> forbidden in the search.", "",
         "## BLEU by source length (Figure 2)", "", "![BLEU by length](bleu_by_length.png)", "",
-        *markdown_table(["bucket", *by_length], [[rows[0]["bucket"], *(f"{r['bleu']:.2f} ({r['sentences']})" if r["bleu"] is not None else "-" for r in rows)]
+        *markdown_table(["bucket", *by_length], [[rows[0]["bucket"], *map(bleu.bucket_cell, rows)]
                                                  for rows in zip(*by_length.values())]),
         "", "Long sentences side by side (Appendix C): [long_sentences.md](long_sentences.md).",
     ]

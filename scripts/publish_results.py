@@ -37,9 +37,9 @@ def copy_reports(work: Path, out: Path) -> None:
 
 def length_gap(work: Path, split: str, systems: list[str]) -> list[list[Any]]:
     """Per system: BLEU of sources with 10-20 words, with 30 or more, and the difference."""
-    prepared, report = work / split.split(".")[0], work / "report" / split
-    name = split.split(".")[1]
-    sources, references = read_lines(prepared / "raw" / f"{name}.en"), read_lines(prepared / "raw" / f"{name}.fr")
+    corpus, name = split.split(".")
+    raw, report = work / corpus / "raw", work / "report" / split
+    sources, references = read_lines(raw / f"{name}.en"), read_lines(raw / f"{name}.fr")
     lengths = bleu.source_lengths(sources)
     rows = []
     for system in systems:
@@ -47,12 +47,8 @@ def length_gap(work: Path, split: str, systems: list[str]) -> list[list[Any]]:
         by_bucket = {r["bucket"]: r for r in bleu.by_length(hypotheses, references, lengths, [10, 20, 30])}
         short, long = by_bucket["10-20"], by_bucket["30+"]
         gap = f"{long['bleu'] - short['bleu']:+.2f}" if short["sentences"] and long["sentences"] else "-"
-        rows.append([system, bleu_cell(short), bleu_cell(long), gap])
+        rows.append([system, bleu.bucket_cell(short), bleu.bucket_cell(long), gap])
     return rows
-
-
-def bleu_cell(bucket: dict) -> str:
-    return f"{bucket['bleu']:.2f} ({bucket['sentences']})" if bucket["sentences"] else "- (0)"
 
 
 def bleu_rows(reports: dict[str, dict], splits: list[str]) -> list[list[Any]]:
@@ -85,7 +81,8 @@ def wall_rows(work: Path) -> list[list[Any]]:
 
 
 def corpus_line(work: Path, corpus: str) -> str:
-    """'sentencepiece, 8,000 / 8,000 pieces; 29,000 / 1,014 / 1,000 train / valid / test pairs' from the manifest."""
+    """'spm, 5,760 / 6,216 en / fr dictionary entries; 661,374 / 3,000 / 3,000 train / valid / test pairs'
+    from the corpus's manifest.json."""
     manifest = json.loads((work / corpus / "manifest.json").read_text())
     pairs, vocabulary = manifest["pairs"], manifest["vocabulary"]
     return (f"{manifest['scheme']}, {vocabulary['en']:,} / {vocabulary['fr']:,} en / fr dictionary entries; "
@@ -113,7 +110,7 @@ def summary(work: Path, reports: dict[str, dict]) -> list[str]:
         f"## Canadian Hansards En->Fr ({corpus_line(work, 'hansards')})", "",
         *markdown_table(["system", "sacreBLEU / tokenised lowercased BLEU", "updates", "epochs",
                          "best dev NLL (nats/token)", "training hours"],
-                        [[r[0], *r[1:]] for r in bleu_rows(reports, ["hansards.test"])]), "",
+                        bleu_rows(reports, ["hansards.test"])), "",
         "BLEU by source length: ![BLEU by length](hansards.test/bleu_by_length.png)", "",
         *markdown_table(["system", "BLEU, 10-20 words (sentences)", "BLEU, 30+ words (sentences)", "30+ minus 10-20"],
                         length_gap(work, "hansards.test", hansards_systems)), "",

@@ -93,8 +93,6 @@ def checkpoint(multi30k, tmp_path_factory) -> Path:
     return save_dir / "checkpoint_last.pt"
 
 
-
-
 @pytest.fixture(scope="session")
 def evaluation(multi30k, checkpoint, tmp_path_factory) -> tuple[Path, dict]:
     """rnnsearch-evaluate's report of the tiny checkpoint on Multi30k test_2017 (beam 3)."""

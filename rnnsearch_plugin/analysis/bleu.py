@@ -53,6 +53,11 @@ def buckets(lengths: list[int], edges: list[int]) -> list[Bucket]:
     return result
 
 
+def bucket_cell(row: dict) -> str:
+    """A ``by_length`` row as a table cell: 'BLEU (sentences)', or '-' for an empty bucket."""
+    return f"{row['bleu']:.2f} ({row['sentences']})" if row["bleu"] is not None else "-"
+
+
 def by_length(hypotheses: list[str], references: list[str], lengths: list[int], edges: list[int]) -> list[dict]:
     """Figure 2: sacreBLEU of each source-length bucket (None for an empty bucket)."""
     rows = []

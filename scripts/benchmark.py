@@ -21,6 +21,12 @@ Sections (``--sections``, default all):
           pass), against the best of a large float32 matmul in the same process.
   memory  peak memory of one training step against sentence length at a fixed number of
           sentences, rnnsearch_small and rnnencdec_small (8,000-word vocabularies).
+  allocator  the train measurement of rnnsearch_small and lstm under glibc's default malloc
+          settings against those this benchmark runs with (``MALLOC_*`` from
+          ``scripts/activate.sh``: freed memory stays in the process), alternated.
+
+Every section runs with the allocator settings of the benchmark's own environment; the
+report's header names them.
 """
 import argparse
 import json
@@ -42,7 +48,8 @@ MODELS = {  # name -> fairseq options; the lstm gets the small presets' sizes sp
     "lstm": ["--arch", "lstm", "--encoder-bidirectional", *SMALL],
 }
 PEER = "lstm"
-SECTIONS = ("train", "decode", "paper", "memory")
+SECTIONS = ("train", "decode", "paper", "memory", "allocator")
+MALLOC = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")  # set by scripts/activate.sh
 
 
 # --------------------------------------------------------------------------- measurement (workers)
@@ -209,9 +216,10 @@ WORKERS = {"train": train_worker, "paper": paper_worker, "memory": memory_worker
 
 # --------------------------------------------------------------------------- orchestration
 
-def run_worker(kind: str, job: dict[str, Any]) -> dict[str, Any]:
+def run_worker(kind: str, job: dict[str, Any], env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run one measurement in a fresh process (with ``env``, default: this process's)."""
     command = [sys.executable, __file__, "--worker", kind, json.dumps(job)]
-    result = subprocess.run(command, capture_output=True, text=True)
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         raise SystemExit(f"benchmark: the {kind} worker failed ({result.returncode}):\n{result.stderr[-3000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -221,21 +229,49 @@ def device_flags(device: str) -> list[str]:
     return ["--cpu"] if device == "cpu" else []
 
 
+def trainer_options(opts: argparse.Namespace) -> list[str]:
+    return [str(opts.data), "--user-dir", "rnnsearch_plugin", "--task", "translation", "-s", "en", "-t", "fr",
+            "--optimizer", "adam", "--lr", "0.002", "--clip-norm", "1.0", "--criterion", "cross_entropy",
+            "--max-tokens", str(opts.max_tokens), "--seed", "1", "--num-workers", "0",
+            "--data-buffer-size", "0", *device_flags(opts.device)]
+
+
+def train_job(opts: argparse.Namespace, name: str, save: Path | None = None) -> dict[str, Any]:
+    """A train worker's job; ``save`` also counts the FLOPs (the report shows the last repeat's)."""
+    return {"args": [*trainer_options(opts), *MODELS[name]], "warmup": opts.warmup, "updates": opts.updates,
+            "device": opts.device, "save": str(save) if save else None, "count_flops": save is not None}
+
+
 def train_section(opts: argparse.Namespace, checkpoints: Path) -> dict[str, Any]:
-    common = [str(opts.data), "--user-dir", "rnnsearch_plugin", "--task", "translation", "-s", "en", "-t", "fr",
-              "--optimizer", "adam", "--lr", "0.002", "--clip-norm", "1.0", "--criterion", "cross_entropy",
-              "--max-tokens", str(opts.max_tokens), "--seed", "1", "--num-workers", "0",
-              "--data-buffer-size", "0", *device_flags(opts.device)]
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in MODELS}
     for repeat in range(opts.repeats):
-        for name, model_args in MODELS.items():
+        for name in MODELS:
             last = repeat == opts.repeats - 1
-            job = {"args": [*common, *model_args], "warmup": opts.warmup, "updates": opts.updates,
-                   "device": opts.device, "save": str(checkpoints / f"{name}.pt") if last else None,
-                   "count_flops": last}  # the report shows the last repeat's count
-            runs[name].append(run_worker("train", job))
+            runs[name].append(run_worker("train", train_job(opts, name, checkpoints / f"{name}.pt" if last else None)))
             print(f"| train {name} run {repeat + 1}: {runs[name][-1]['wps']:.0f} tokens/s", flush=True)
-    return {"runs": runs, "command": " ".join(common), "models": {k: " ".join(v) for k, v in MODELS.items()}}
+    return {"runs": runs, "command": " ".join(trainer_options(opts)),
+            "models": {k: " ".join(v) for k, v in MODELS.items()}}
+
+
+def allocator_settings(env: dict[str, str]) -> str:
+    return " ".join(f"{key}={env[key]}" for key in MALLOC if env.get(key)) or "glibc defaults"
+
+
+def allocator_section(opts: argparse.Namespace) -> dict[str, Any]:
+    """Tokens/s under glibc's default malloc settings and under this process's (kept memory)."""
+    if allocator_settings(dict(os.environ)) == "glibc defaults":
+        raise SystemExit("benchmark: the allocator section compares the MALLOC_* settings of "
+                         "scripts/activate.sh with glibc's defaults: source scripts/activate.sh first")
+    default = {key: value for key, value in os.environ.items() if key not in MALLOC}
+    settings = {"glibc defaults": default, allocator_settings(dict(os.environ)): None}  # None: inherit
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {name: {s: [] for s in settings} for name in ("rnnsearch_small", PEER)}
+    for repeat in range(opts.repeats):
+        for name, per_setting in runs.items():
+            for setting, env in settings.items():
+                per_setting[setting].append(run_worker("train", train_job(opts, name), env))
+                print(f"| allocator {name} {setting} run {repeat + 1}: {per_setting[setting][-1]['wps']:.0f} tokens/s",
+                      flush=True)
+    return {"settings": list(settings), "repeats": opts.repeats, "runs": runs}
 
 
 def generate(opts: argparse.Namespace, checkpoint: Path, beam: int) -> dict[str, float]:
@@ -308,6 +344,7 @@ def environment(device: str) -> dict[str, str]:
     described = torch.cuda.get_device_name() if device == "cuda" else f"{cpu}, {os.cpu_count()} cores"
     return {"device": described, "torch": torch.__version__, "fairseq": fairseq.__version__,
             "python": platform.python_version(), "threads": str(torch.get_num_threads()),
+            "allocator": allocator_settings(dict(os.environ)),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
 
@@ -318,6 +355,7 @@ def markdown(results: dict[str, Any]) -> str:
     lines = ["# Benchmark results", "",
              f"{env['device']}; torch {env['torch']} ({env['threads']} threads), fairseq {env['fairseq']}, "
              f"Python {env['python']}; {env['date']}.", "",
+             f"Allocator: `{env.get('allocator', 'glibc defaults')}`.", "",
              f"Command: `{results['command']}`", "",
              "What each optimisation bought, and the spread between runs: `changes.md`.", ""]
     if "train" in results:
@@ -357,6 +395,18 @@ def markdown(results: dict[str, Any]) -> str:
         lines += [f"## Peak memory (MB) of one training step, {memory['sentences']} sentence pairs", ""]
         rows = [[f"`{arch}`", *(f"{per_length[n]:.0f}" for n in lengths)] for arch, per_length in memory["peak_mb"].items()]
         lines += markdown_table(["model \\ length", *lengths], rows) + [""]
+    if "allocator" in results:
+        allocator = results["allocator"]
+        default, kept = allocator["settings"]
+        lines += [f"## Allocator: glibc's default malloc settings against `{kept}` (`scripts/activate.sh`)", "",
+                  f"Training as in the first table; {allocator['repeats']} alternated runs.", ""]
+        rows = []
+        for name, per_setting in allocator["runs"].items():
+            speed = speed_cells([r["wps"] for r in per_setting[kept]], [r["wps"] for r in per_setting[default]], 0)
+            peaks = (f"{statistics.median(r['peak_mb'] for r in per_setting[s]):.0f}" for s in (default, kept))
+            rows.append([f"`{name}`", f"{statistics.median(r['wps'] for r in per_setting[default]):.0f}", *speed, *peaks])
+        lines += markdown_table(["model", "tokens/s, glibc defaults", "tokens/s, kept memory",
+                                 "kept vs defaults: median (min-max)", "peak MB, defaults", "peak MB, kept"], rows) + [""]
     return "\n".join(lines)
 
 
@@ -381,7 +431,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     unknown = set(opts.sections) - set(SECTIONS)
     if unknown:
         parser.error(f"unknown sections {sorted(unknown)}: choose from {','.join(SECTIONS)}")
-    if {"train", "decode"} & set(opts.sections) and not (opts.data and (opts.data / "dict.en.txt").exists()):
+    if {"train", "decode", "allocator"} & set(opts.sections) and not (opts.data and (opts.data / "dict.en.txt").exists()):
         parser.error("--data must be a binarized Multi30k En->Fr folder (prepare_data.py multi30k ... OUT/bin)")
     return opts
 
@@ -404,6 +454,8 @@ def main(argv: list[str]) -> None:
         results["paper"] = paper_section(opts)
     if "memory" in opts.sections:
         results["memory"] = memory_section(opts)
+    if "allocator" in opts.sections:
+        results["allocator"] = allocator_section(opts)
     (opts.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     (opts.out / "results.md").write_text(markdown(results))
     print(f"| wrote {opts.out / 'results.md'} and results.json")

@@ -7,7 +7,8 @@ the deep maxout output of ``deep_output.py``.
     logits_i = deep_output(s_{i-1}, E y_{i-1}, c_i) (``readout_state="current"``: s_i, Eq. (4))
 
 Training (teacher forcing) and incremental decoding run the same ``forward``: the incremental
-case is the same recurrence over one position, resumed from the cached s_{i-1}.
+case is the same recurrence over one position, resumed from the cached s_{i-1}. In beam search
+the source side is held once per sentence for its k hypotheses (``beam_reordering``).
 """
 from typing import Any, Optional
 
@@ -16,7 +17,7 @@ from fairseq.models import FairseqIncrementalDecoder
 from torch import Tensor, nn
 
 from .attention import AdditiveAttention
-from .beam_reordering import SENTENCE, select_rows
+from .beam_reordering import SENTENCE, per_hypothesis, select_rows
 from .deep_output import MaxoutDeepOutput
 from .encoder import EncoderOut
 from .gru import GatedRecurrentUnit
@@ -68,66 +69,83 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         incremental_state: IncrementalState = None,
         **unused: Any,
     ) -> tuple[Tensor, dict[str, list[Optional[Tensor]]]]:
-        """prev_output_tokens: B x T -> (logits B x T x K_y, {"attn": [alpha B x T x S or None]})."""
+        """prev_output_tokens: R x T (R hypotheses over the encoder's G sentence groups, R = G k)
+        -> (logits R x T x K_y, {"attn": [alpha R x T x S or None]})."""
         if incremental_state is not None:
             prev_output_tokens = prev_output_tokens[:, -1:]
-        embedded = self.dropout_in(self.embed_tokens(prev_output_tokens))  # B x T x m
-        cache = self._load_cache(encoder_out, incremental_state)
-        rnn_inputs = self.rnn.input_projection(embedded)  # B x T x 3n, all positions at once
-        fixed_context = None
+        embedded = self.dropout_in(self.embed_tokens(prev_output_tokens))  # R x T x m
+        cache = self._load_cache(encoder_out, incremental_state, rows=len(embedded))
+        rnn_inputs = self.rnn.input_projection(embedded)  # R x T x 3n, all positions at once
         if self.attention is None:  # RNNencdec: c_i = c for every i, projected once
-            fixed_context = encoder_out["summary"][:, None]  # B x 1 x n
+            fixed_context = per_hypothesis(encoder_out["summary"], len(embedded))[:, None]  # R x 1 x n
             rnn_inputs = rnn_inputs + self.context_projection(fixed_context)
-        states, contexts, weights = self._recurrence(rnn_inputs, cache, encoder_out)
-        if contexts is None:
-            contexts = fixed_context
+        states, context_terms, weights = self._recurrence(rnn_inputs, cache, encoder_out)
+        if context_terms is None:
+            context_terms = self.deep_output.context_projection(fixed_context)  # C_o c
         if incremental_state is not None:
             self.set_incremental_state(incremental_state, "cache", {**cache, "state": states[:, -1]})
         readout = states
         if self.readout_from_previous:
             readout = torch.cat([cache["state"][:, None], states[:, :-1]], dim=1)
-        logits = self.deep_output(readout, self.deep_output.input_terms(embedded, contexts))
+        logits = self.deep_output(readout, self.deep_output.input_terms(embedded, context_terms))
         return logits, {"attn": [weights]}
 
     def _recurrence(
         self, rnn_inputs: Tensor, cache: dict[str, Tensor], encoder_out: EncoderOut
     ) -> tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
-        """The loop over target positions: states B x T x n, contexts B x T x 2n and attention
-        weights B x T x S (both None without attention)."""
+        """The loop over target positions: states R x T x n, the deep output's context terms
+        C_o c_i (R x T x k l) and attention weights R x T x S (both None without attention).
+
+        C c_i enters the GRU at every step. Training computes it as C (sum_j alpha_ij h_j): in the
+        other order the backward pass accumulates a B x S x 3n outer product at every step.
+        Decoding computes it as sum_j alpha_ij (C h_j), C h_j (and C_o h_j) once per sentence
+        rather than C c_i once per hypothesis and step (``benchmarks/changes.md``)."""
         state = cache["state"]
+        terms = cache.get("context_terms")  # decoding: [C h_j ; C_o h_j], G x S x (3n + k l)
+        values = encoder_out.get("annotations") if terms is None else terms  # what alpha_i weighs
         states, contexts, weights = [], [], []
         for step_inputs in rnn_inputs.unbind(1):
             if self.attention is not None:
-                context, alpha = self.attention(
-                    state, cache["projected"], encoder_out["annotations"], encoder_out["padding_mask"]
-                )
-                step_inputs = step_inputs + self.context_projection(context)
-                contexts.append(context)
+                attended, alpha = self.attention(state, cache["projected"], values, encoder_out["padding_mask"])
+                if terms is None:  # attended = c_i
+                    step_inputs = step_inputs + self.context_projection(attended)
+                else:  # attended = [C c_i ; C_o c_i]
+                    gru_terms, attended = attended.tensor_split([step_inputs.size(-1)], dim=-1)
+                    step_inputs = step_inputs + gru_terms
+                contexts.append(attended)
                 weights.append(alpha)
             state = self.rnn(step_inputs, state)
             states.append(state)
         if self.attention is None:
             return torch.stack(states, 1), None, None
-        return torch.stack(states, 1), torch.stack(contexts, 1), torch.stack(weights, 1)
+        context_terms = torch.stack(contexts, 1)
+        if terms is None:
+            context_terms = self.deep_output.context_projection(context_terms)  # C_o c_i, all positions at once
+        return torch.stack(states, 1), context_terms, torch.stack(weights, 1)
 
-    def _load_cache(self, encoder_out: EncoderOut, incremental_state: IncrementalState) -> dict[str, Tensor]:
-        """s_{i-1} (and U_a h) from the incremental state, or s_0 (and U_a h) at the first step."""
+    def _load_cache(self, encoder_out: EncoderOut, incremental_state: IncrementalState, rows: int) -> dict[str, Tensor]:
+        """s_{i-1} and the source-side terms from the incremental state, or, at the first step,
+        s_0 for each of the ``rows`` hypotheses and, once per sentence group, U_a h (and, when
+        decoding, [C h ; C_o h])."""
         if incremental_state is not None:
             cache = self.get_incremental_state(incremental_state, "cache")
             if cache is not None:
                 return cache
-        cache = {
-            "state": torch.tanh(self.initial_state(encoder_out["summary"])),  # s_0
-            SENTENCE: encoder_out[SENTENCE],
-        }
+        initial = torch.tanh(self.initial_state(encoder_out["summary"]))  # s_0, G x n
+        cache = {"state": per_hypothesis(initial, rows), SENTENCE: encoder_out[SENTENCE]}
         if self.attention is not None:
-            cache["projected"] = self.attention.project_annotations(encoder_out["annotations"])
+            annotations = encoder_out["annotations"]
+            cache["projected"] = self.attention.project_annotations(annotations)
+            if incremental_state is not None:
+                cache["context_terms"] = torch.cat(
+                    [self.context_projection(annotations), self.deep_output.context_projection(annotations)], dim=-1
+                )
         return cache
 
     def reorder_incremental_state(self, incremental_state: IncrementalState, new_order: Tensor) -> None:
         cache = self.get_incremental_state(incremental_state, "cache")
         if cache is not None:
-            reordered = select_rows(cache, new_order, per_hypothesis=("state",))
+            reordered = select_rows(cache, new_order, per_hypothesis_keys=("state",))
             self.set_incremental_state(incremental_state, "cache", reordered)
 
     def max_positions(self) -> int:

@@ -7,8 +7,6 @@ Appendix A.2.2:
 
 It has no recurrence, so the decoder applies it to all target positions at once.
 """
-from typing import Optional
-
 from torch import Tensor, nn
 
 
@@ -32,10 +30,10 @@ class MaxoutDeepOutput(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.output_projection = nn.Linear(maxout_units, vocab_size)  # W_o (+ bias)
 
-    def input_terms(self, embedded: Tensor, context: Optional[Tensor] = None) -> Tensor:
-        """The terms of t~ that do not depend on the state: V_o E y (+ C_o c)."""
-        terms = self.embedding_projection(embedded)
-        return terms if context is None else terms + self.context_projection(context)
+    def input_terms(self, embedded: Tensor, context_terms: Tensor) -> Tensor:
+        """The terms of t~ that do not depend on the state: V_o E y + C_o c (``context_terms``,
+        projected by the caller: ``context_projection`` commutes with the attention's sum)."""
+        return self.embedding_projection(embedded) + context_terms
 
     def forward(self, states: Tensor, input_terms: Tensor) -> Tensor:
         """states: ... x n, input_terms: ... x k*l (broadcastable) -> logits ... x K_y."""

@@ -2,12 +2,13 @@
 unidirectional RNN of the RNNencdec baseline (Cho et al. 2014a; A.2.2's closing note).
 
 Both return a dict of batch-first tensors in the coordinates of ``src_tokens`` (whatever the
-padding side), so attention weights map straight back onto source positions:
+padding side), so attention weights map straight back onto source positions. Beam search
+reorders them into one row per group of hypotheses of a sentence (G rows; ``beam_reordering``):
 
     "annotations":  B x S x 2n   h_j = [fwd h_j ; bwd h_j]            (RNNsearch only)
     "summary":      B x n        bwd h_1 (RNNsearch, feeds s_0) or fwd h_{T_x} (RNNencdec, = c)
     "padding_mask": B x S        True on padding
-    "sentence":     B            the row's source sentence (``beam_reordering``)
+    "sentence":     B            the row's source sentence (one per hypothesis in beam search)
 """
 from typing import Optional
 
@@ -66,7 +67,7 @@ class RecurrentEncoder(FairseqEncoder):
         }
 
     def reorder_encoder_out(self, encoder_out: EncoderOut, new_order: Tensor) -> EncoderOut:
-        return select_rows(encoder_out, new_order)
+        return select_rows(encoder_out, new_order)  # every tensor but SENTENCE: one row per group
 
     def max_positions(self) -> int:
         return self.max_source_positions

@@ -54,6 +54,8 @@ def test_incremental_decoding_with_beam_reordering_equals_full_forward(kind, reo
         out = model.decoder(prev[order, : step + 1], encoder_out, incremental_state=state)
         step_log_probs = model.get_normalized_probs(out, log_probs=True)[:, -1]
         torch.testing.assert_close(step_log_probs, full[order, step], rtol=0, atol=1e-6)
+        if reordering is within_beams:  # the source side stays once per live sentence, not per row
+            assert encoder_out["padding_mask"].size(0) == len(order) // 2
 
 
 @pytest.mark.parametrize("left_pad", [True, False])

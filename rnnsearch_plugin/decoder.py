@@ -76,12 +76,14 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         embedded = self.dropout_in(self.embed_tokens(prev_output_tokens))  # R x T x m
         cache = self._load_cache(encoder_out, incremental_state, rows=len(embedded))
         rnn_inputs = self.rnn.input_projection(embedded)  # R x T x 3n, all positions at once
+        fixed_terms = None
         if self.attention is None:  # RNNencdec: c_i = c for every i, projected once
             fixed_context = per_hypothesis(encoder_out["summary"], len(embedded))[:, None]  # R x 1 x n
             rnn_inputs = rnn_inputs + self.context_projection(fixed_context)
+            fixed_terms = self.deep_output.context_projection(fixed_context)  # C_o c
         states, context_terms, weights = self._recurrence(rnn_inputs, cache, encoder_out)
         if context_terms is None:
-            context_terms = self.deep_output.context_projection(fixed_context)  # C_o c
+            context_terms = fixed_terms
         if incremental_state is not None:
             self.set_incremental_state(incremental_state, "cache", {**cache, "state": states[:, -1]})
         readout = states

@@ -37,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Callable
 
@@ -253,17 +254,18 @@ def train_section(opts: argparse.Namespace, checkpoints: Path) -> dict[str, Any]
             "models": {k: " ".join(v) for k, v in MODELS.items()}}
 
 
-def allocator_settings(env: dict[str, str]) -> str:
+def allocator_settings(env: Mapping[str, str]) -> str:
     return " ".join(f"{key}={env[key]}" for key in MALLOC if env.get(key)) or "glibc defaults"
 
 
 def allocator_section(opts: argparse.Namespace) -> dict[str, Any]:
     """Tokens/s under glibc's default malloc settings and under this process's (kept memory)."""
-    if allocator_settings(dict(os.environ)) == "glibc defaults":
+    kept = allocator_settings(os.environ)
+    if kept == "glibc defaults":
         raise SystemExit("benchmark: the allocator section compares the MALLOC_* settings of "
                          "scripts/activate.sh with glibc's defaults: source scripts/activate.sh first")
     default = {key: value for key, value in os.environ.items() if key not in MALLOC}
-    settings = {"glibc defaults": default, allocator_settings(dict(os.environ)): None}  # None: inherit
+    settings = {"glibc defaults": default, kept: None}  # None: inherit this process's environment
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {name: {s: [] for s in settings} for name in ("rnnsearch_small", PEER)}
     for repeat in range(opts.repeats):
         for name, per_setting in runs.items():
@@ -344,7 +346,7 @@ def environment(device: str) -> dict[str, str]:
     described = torch.cuda.get_device_name() if device == "cuda" else f"{cpu}, {os.cpu_count()} cores"
     return {"device": described, "torch": torch.__version__, "fairseq": fairseq.__version__,
             "python": platform.python_version(), "threads": str(torch.get_num_threads()),
-            "allocator": allocator_settings(dict(os.environ)),
+            "allocator": allocator_settings(os.environ),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
 

@@ -26,21 +26,29 @@ def toy_dictionary(size: int) -> Dictionary:
     return dictionary
 
 
-def build(kind: str, readout_state: str = "previous", pool: int = 2, seed: int = 0) -> torch.nn.Module:
-    """A float64 model of the given kind ("rnnsearch" or "rnnencdec") with spread-out weights."""
+def initialized(kind: str, vocab: tuple[int, int], attention_hidden_size: int, seed: int = 0,
+                **sizes: object) -> torch.nn.Module:
+    """A float32 model of the given kind ("rnnsearch" or "rnnencdec") on toy dictionaries of
+    ``vocab`` = (source, target) entries, with the paper's initialisation (B.1), seeded."""
     torch.manual_seed(seed)
     model_class, config_class = {
         "rnnsearch": (RNNSearchModel, RNNSearchConfig),
         "rnnencdec": (RNNEncDecModel, RNNEncDecConfig),
     }[kind]
-    cfg = config_class(
-        encoder_embed_dim=5, encoder_hidden_size=6, decoder_embed_dim=4, decoder_hidden_size=7,
-        decoder_out_embed_dim=3, maxout_pool_size=pool, readout_state=readout_state,
-    )
+    cfg = config_class(**sizes)
     if kind == "rnnsearch":
-        cfg.attention_hidden_size = 8
-    task = SimpleNamespace(source_dictionary=toy_dictionary(11), target_dictionary=toy_dictionary(13))
-    model = model_class.build_model(cfg, task).double().eval()
+        cfg.attention_hidden_size = attention_hidden_size
+    task = SimpleNamespace(source_dictionary=toy_dictionary(vocab[0]), target_dictionary=toy_dictionary(vocab[1]))
+    return model_class.build_model(cfg, task)
+
+
+def build(kind: str, readout_state: str = "previous", pool: int = 2, seed: int = 0) -> torch.nn.Module:
+    """A float64 model of the given kind ("rnnsearch" or "rnnencdec") with spread-out weights."""
+    model = initialized(
+        kind, (11, 13), attention_hidden_size=8, seed=seed, encoder_embed_dim=5, encoder_hidden_size=6,
+        decoder_embed_dim=4, decoder_hidden_size=7, decoder_out_embed_dim=3, maxout_pool_size=pool,
+        readout_state=readout_state,
+    ).double().eval()
     with torch.no_grad():
         for parameter in model.parameters():
             parameter.normal_(0.0, 0.6)

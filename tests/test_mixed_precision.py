@@ -2,13 +2,10 @@
 float16 model (what fairseq's --fp16 makes of it) keeps the attention a finite distribution
 over the real source words. fairseq's own --fp16/--bf16/--amp need a GPU; these tests run on
 every device torch sees, so a GPU machine checks the same properties there."""
-from types import SimpleNamespace
-
 import pytest
 import torch
 
-from conftest import pad_batch, toy_dictionary
-from rnnsearch_plugin.model import RNNEncDecConfig, RNNEncDecModel, RNNSearchConfig, RNNSearchModel
+from conftest import initialized, pad_batch
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 UPDATES = 200
@@ -17,15 +14,9 @@ VOCAB = 40
 
 def small_model(kind: str, device: str) -> torch.nn.Module:
     """A float32 model with the paper's initialisation (B.1), seeded."""
-    torch.manual_seed(0)
-    model_class, config_class = {"rnnsearch": (RNNSearchModel, RNNSearchConfig),
-                                 "rnnencdec": (RNNEncDecModel, RNNEncDecConfig)}[kind]
-    cfg = config_class(encoder_embed_dim=32, encoder_hidden_size=32, decoder_embed_dim=32,
-                       decoder_hidden_size=32, decoder_out_embed_dim=32)
-    if kind == "rnnsearch":
-        cfg.attention_hidden_size = 32
-    task = SimpleNamespace(source_dictionary=toy_dictionary(VOCAB), target_dictionary=toy_dictionary(VOCAB))
-    return model_class.build_model(cfg, task).to(device)
+    sizes = {name: 32 for name in ("encoder_embed_dim", "encoder_hidden_size", "decoder_embed_dim",
+                                   "decoder_hidden_size", "decoder_out_embed_dim")}
+    return initialized(kind, (VOCAB, VOCAB), attention_hidden_size=32, **sizes).to(device)
 
 
 def reversal_batches(device: str, count: int = 8) -> list[tuple[torch.Tensor, ...]]:

@@ -52,7 +52,7 @@ def test_results_scripts_refuse_unknown_stages_and_missing_reports(tmp_path):
     stage = run("bash", "scripts/reproduce_results.sh", "multi30k", "evaluate", check=False)
     assert stage.returncode == 2
     assert stage.stderr.strip() == ("reproduce_results.sh: error: unknown stage 'evaluate' (stages: prepare "
-                                    "multi30k hansards multi30k-lstm evaluate-lstm publish)")
+                                    "multi30k hansards multi30k-rnnencdec evaluate publish)")
     publish = run(sys.executable, "scripts/publish_results.py", "--work", str(tmp_path), "--out", str(tmp_path / "page"),
                   check=False)
     assert publish.returncode == 1 and len(publish.stderr.strip().splitlines()) == 1

@@ -14,7 +14,7 @@
 # pinned to one core, two at a time (one per core), except the dropout, chosen for each model on
 # the validation sets: MULTI30K_DROPOUT (default 0.5) for rnnsearch_small and rnnencdec_small on
 # Multi30k, LSTM_DROPOUT (default 0.3) for the lstm, HANSARDS_DROPOUT (default 0; 45 minutes is
-# under a quarter of an epoch of the Hansards, nothing to overfit).
+# at most half an epoch of the Hansards, nothing to overfit).
 # Environment: WORK (default work/results), RESULTS (default docs/results), MINUTES, BEAM
 # (default 5), MULTI30K_DIR, HANSARDS_DIR, ALIGNMENT_GOLD_DIR (default beside HANSARDS_DIR).
 set -euo pipefail

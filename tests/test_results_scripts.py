@@ -49,9 +49,9 @@ def test_results_page_reports_the_evaluations_figures(evaluation, multi30k, chec
 
 
 def test_results_scripts_refuse_unknown_stages_and_missing_reports(tmp_path):
-    stage = run("bash", "scripts/reproduce_results.sh", "multi30k", "evaluate", check=False)
+    stage = run("bash", "scripts/reproduce_results.sh", "multi30k", "evaluation", check=False)
     assert stage.returncode == 2
-    assert stage.stderr.strip() == ("reproduce_results.sh: error: unknown stage 'evaluate' (stages: prepare "
+    assert stage.stderr.strip() == ("reproduce_results.sh: error: unknown stage 'evaluation' (stages: prepare "
                                     "multi30k hansards multi30k-rnnencdec evaluate publish)")
     publish = run(sys.executable, "scripts/publish_results.py", "--work", str(tmp_path), "--out", str(tmp_path / "page"),
                   check=False)

@@ -10,6 +10,8 @@ The source side is held once per group of k hypotheses of the same sentence (bea
 import torch
 from torch import Tensor, nn
 
+from .activations import tanh
+
 
 class AdditiveAttention(nn.Module):
     def __init__(self, query_size: int, annotation_size: int, hidden_size: int) -> None:
@@ -30,6 +32,6 @@ class AdditiveAttention(nn.Module):
         Returns (sum_j alpha_ij values_j: R x d, alpha_i: R x S)."""
         groups, _, hidden = projected.shape
         query_terms = self.query_projection(query).view(groups, -1, 1, hidden)  # G x k x 1 x n'
-        energies = self.score(torch.tanh(projected[:, None] + query_terms)).squeeze(-1)  # G x k x S
+        energies = self.score(tanh(projected[:, None] + query_terms)).squeeze(-1)  # G x k x S
         weights = torch.softmax(energies.masked_fill(padding_mask[:, None], float("-inf")), dim=-1)
         return torch.bmm(weights, values).flatten(0, 1), weights.flatten(0, 1)

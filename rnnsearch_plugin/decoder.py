@@ -16,6 +16,7 @@ import torch
 from fairseq.models import FairseqIncrementalDecoder
 from torch import Tensor, nn
 
+from .activations import tanh
 from .attention import AdditiveAttention
 from .beam_reordering import SENTENCE, per_hypothesis, select_rows
 from .deep_output import MaxoutDeepOutput
@@ -133,7 +134,7 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             cache = self.get_incremental_state(incremental_state, "cache")
             if cache is not None:
                 return cache
-        initial = torch.tanh(self.initial_state(encoder_out["summary"]))  # s_0, G x n
+        initial = tanh(self.initial_state(encoder_out["summary"]))  # s_0, G x n
         cache = {"state": per_hypothesis(initial, rows), SENTENCE: encoder_out[SENTENCE]}
         if self.attention is not None:
             annotations = encoder_out["annotations"]

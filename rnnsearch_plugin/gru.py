@@ -13,6 +13,8 @@ where possible, and passed in as ``input_terms``.
 import torch
 from torch import Tensor, nn
 
+from .activations import tanh
+
 
 class GatedRecurrentUnit(nn.Module):
     """One step of the gated hidden unit; ``input_projection`` gives [W_z; W_r; W] x + b."""
@@ -36,7 +38,7 @@ class GatedRecurrentUnit(nn.Module):
         u_z, u_r = self.gate_recurrence(hidden).chunk(2, dim=-1)
         update = torch.sigmoid(x_z + u_z)
         reset = torch.sigmoid(x_r + u_r)
-        candidate = torch.tanh(x_h + self.candidate_recurrence(reset * hidden))
+        candidate = tanh(x_h + self.candidate_recurrence(reset * hidden))
         return hidden + update * (candidate - hidden)  # = (1 - z) o h + z o h~
 
 

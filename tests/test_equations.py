@@ -5,6 +5,7 @@ import torch
 from torch import Tensor
 
 from conftest import build, pad_batch
+from rnnsearch_plugin.activations import tanh
 
 SOURCES = [[4, 5, 6, 7, 2], [8, 9, 2], [10, 4, 11, 12, 13, 5, 2]]
 TARGETS = [[2, 4, 5, 6, 7, 8], [2, 9, 10], [2, 11, 12, 13, 14, 15, 16, 4]]  # prev_output_tokens
@@ -84,3 +85,18 @@ def test_batched_model_matches_literal_equations(kind, readout, pool, left_pad):
     for b, (source, target) in enumerate(zip(SOURCES, TARGETS)):
         expected = reference_log_probs(model, source, target, readout)
         torch.testing.assert_close(log_probs[b, : len(target)].double(), expected, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype,atol", [(torch.float64, 1e-15), (torch.float32, 2.5e-7)])
+def test_sigmoid_route_to_tanh_matches_torch_tanh_and_its_gradient(dtype, atol):
+    """The model's tanh (2 sigmoid(2x) - 1 on the CPU) against torch.tanh, values and gradients,
+    from 0 through saturation to values where 2x overflows a sigmoid's exp."""
+    x = torch.cat([torch.linspace(-30, 30, 20_001), torch.tensor([0.0, 1e-6, -1e-6, 200.0, -200.0])]).to(dtype)
+    ours, reference = x.clone().requires_grad_(), x.clone().requires_grad_()
+    grad = torch.rand_like(x)
+    tanh(ours).backward(grad)
+    torch.tanh(reference).backward(grad)
+    torch.testing.assert_close(tanh(x), torch.tanh(x), rtol=0, atol=atol)
+    torch.testing.assert_close(ours.grad, reference.grad, rtol=0, atol=2 * atol)
+    with torch.no_grad():  # decoding takes the route without an autograd.Function
+        torch.testing.assert_close(tanh(x), torch.tanh(x), rtol=0, atol=atol)

@@ -24,7 +24,9 @@ EncoderOut = dict[str, Tensor]
 
 class RecurrentEncoder(FairseqEncoder):
     """Shared source embedding E-bar (A.2.1) feeding one GRU, or two GRUs read in opposite
-    directions when ``bidirectional`` (their weights are separate, the embedding is shared)."""
+    directions when ``bidirectional`` (their weights are separate, the embedding is shared).
+    ``dropout_out`` drops units of the annotations h_j in training (not in the paper; fairseq's
+    lstm drops its encoder outputs the same way)."""
 
     def __init__(
         self,
@@ -33,12 +35,14 @@ class RecurrentEncoder(FairseqEncoder):
         hidden_size: int,
         bidirectional: bool,
         dropout_in: float = 0.0,
+        dropout_out: float = 0.0,
         max_positions: int = 1024,
     ) -> None:
         super().__init__(dictionary)
         self.padding_idx = dictionary.pad()
         self.embed_tokens = nn.Embedding(len(dictionary), embed_dim, self.padding_idx)
         self.dropout_in = nn.Dropout(dropout_in)
+        self.dropout_out = nn.Dropout(dropout_out)  # on the annotations h_j
         self.forward_rnn = GatedRecurrentUnit(embed_dim, hidden_size)
         self.backward_rnn = GatedRecurrentUnit(embed_dim, hidden_size) if bidirectional else None
         self.hidden_size = hidden_size
@@ -61,7 +65,7 @@ class RecurrentEncoder(FairseqEncoder):
             self.backward_rnn, self.backward_rnn.input_projection(embedded), mask, reverse=True
         )
         return {
-            "annotations": torch.cat([forward_states, backward_states], dim=-1),
+            "annotations": self.dropout_out(torch.cat([forward_states, backward_states], dim=-1)),
             "summary": first_backward,
             **rows,
         }

@@ -40,7 +40,9 @@ class RNNEncDecConfig(FairseqDataclass):
             "authors' code), 'current' = s_i (main text, Eq. (4))"
         },
     )
-    dropout: float = field(default=0.0, metadata={"help": "default for the three dropouts below"})
+    dropout: float = field(
+        default=0.0, metadata={"help": "default for the three dropouts below (not --encoder-dropout-out)"}
+    )
     encoder_dropout_in: Optional[float] = field(
         default=None, metadata={"help": "dropout on source embeddings (default: --dropout)"}
     )
@@ -58,6 +60,13 @@ class RNNEncDecConfig(FairseqDataclass):
 class RNNSearchConfig(RNNEncDecConfig):
     attention_hidden_size: int = field(
         default=1000, metadata={"help": "hidden units n' of the alignment model (A.2.3)"}
+    )
+    encoder_dropout_out: float = field(
+        default=0.0,
+        metadata={
+            "help": "dropout on the annotations h_j that the alignment model weighs into c_i (default "
+            "0, not --dropout: --dropout keeps the meaning it had before this option)"
+        },
     )
 
 
@@ -81,6 +90,7 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
             cfg.encoder_hidden_size,
             bidirectional=cls.attentive,
             dropout_in=_dropout(cfg, "encoder_dropout_in"),
+            dropout_out=safe_getattr(cfg, "encoder_dropout_out", 0.0),
             max_positions=cfg.max_source_positions,
         )
         decoder = ConditionalGRUDecoder(

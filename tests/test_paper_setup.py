@@ -16,8 +16,8 @@ from rnnsearch_plugin.gru import GatedRecurrentUnit
 from rnnsearch_plugin.optim import PaperAdadeltaConfig
 
 
-def build_arch(arch: str, vocab: int) -> torch.nn.Module:
-    args = Namespace(arch=arch)
+def build_arch(arch: str, vocab: int, **options: object) -> torch.nn.Module:
+    args = Namespace(arch=arch, **options)
     ARCH_CONFIG_REGISTRY[arch](args)
     task = SimpleNamespace(source_dictionary=toy_dictionary(vocab), target_dictionary=toy_dictionary(vocab))
     return ARCH_MODEL_REGISTRY[arch].build_model(args, task)
@@ -50,6 +50,22 @@ def test_rnnencdec_wmt14_size():
     )
     model = build_arch("rnnencdec_wmt14", 30_000)
     assert sum(p.numel() for p in model.parameters()) == expected
+
+
+def test_encoder_dropout_out_drops_annotations_in_training_only():
+    """--encoder-dropout-out reaches the annotations h_j and nothing else; --dropout leaves it at 0."""
+    assert build_arch("rnnsearch_small", 50, dropout=0.3).encoder.dropout_out.p == 0
+    model = build_arch("rnnsearch_small", 50, dropout=0.0, encoder_dropout_out=0.5)
+    src = torch.randint(4, 50, (8, 12))
+    model.eval()
+    kept = model.encoder(src)
+    model.train()
+    torch.manual_seed(0)
+    dropped = model.encoder(src)
+    zeros = dropped["annotations"] == 0
+    assert 0.4 < zeros.float().mean() < 0.6
+    torch.testing.assert_close(dropped["annotations"][~zeros], 2 * kept["annotations"][~zeros])
+    torch.testing.assert_close(dropped["summary"], kept["summary"])  # s_0 reads bwd h_1 undropped
 
 
 def test_initialisation_follows_appendix_b1():

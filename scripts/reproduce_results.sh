@@ -13,8 +13,9 @@
 # Every model trains for MINUTES (default 45) of wall time with the same options, one thread
 # pinned to one core, two at a time (one per core), except the dropout, chosen for each model on
 # the validation sets: MULTI30K_DROPOUT (default 0.5) for rnnsearch_small and rnnencdec_small on
-# Multi30k, LSTM_DROPOUT (default 0.3) for the lstm, HANSARDS_DROPOUT (default 0; 45 minutes is
-# at most half an epoch of the Hansards, nothing to overfit).
+# Multi30k, with ANNOTATION_DROPOUT (--encoder-dropout-out, default 0.3) on rnnsearch_small's
+# annotations there, LSTM_DROPOUT (default 0.3) for the lstm, HANSARDS_DROPOUT (default 0; 45
+# minutes is at most half an epoch of the Hansards, nothing to overfit).
 # Environment: WORK (default work/results), RESULTS (default docs/results), MINUTES, BEAM
 # (default 5), MULTI30K_DIR, HANSARDS_DIR, ALIGNMENT_GOLD_DIR (default beside HANSARDS_DIR).
 set -euo pipefail
@@ -30,6 +31,7 @@ RESULTS=${RESULTS:-docs/results}
 MINUTES=${MINUTES:-45}
 BEAM=${BEAM:-5}
 MULTI30K_DROPOUT=${MULTI30K_DROPOUT:-0.5}
+ANNOTATION_DROPOUT=${ANNOTATION_DROPOUT:-0.3}
 LSTM_DROPOUT=${LSTM_DROPOUT:-0.3}
 HANSARDS_DROPOUT=${HANSARDS_DROPOUT:-0}
 HANSARDS_DIR=${HANSARDS_DIR:-../shared/data/hansards}
@@ -96,7 +98,8 @@ stage_prepare() {
   python scripts/prepare_data.py hansards --scheme spm --out "$WORK/hansards" --local-dir "$HANSARDS_DIR"
 }
 stage_multi30k() {
-  train 0 multi30k rnnsearch_small --arch rnnsearch_small --dropout "$MULTI30K_DROPOUT" &
+  train 0 multi30k rnnsearch_small --arch rnnsearch_small --dropout "$MULTI30K_DROPOUT" \
+    --encoder-dropout-out "$ANNOTATION_DROPOUT" &
   train 1 multi30k lstm "${LSTM[@]}" &
   wait_jobs
 }

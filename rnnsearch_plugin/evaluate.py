@@ -11,7 +11,8 @@ output with --generated), then write to --out
   report.md / report.json   sacreBLEU with its signature and the paper-style tokenised BLEU
                             (Table 1 "All"); the same on the sentences whose source and reference
                             have no <unk> under the model's dictionaries, translated with <unk>
-                            forbidden in the search (Table 1 "No UNK"); Table 2 from the logs
+                            forbidden in the search (Table 1 "No UNK"); Table 2 from the logs;
+                            (report.json) each system's --arch, dropouts and readout state
   bleu_by_length.{csv,png,svg}  Figure 2: BLEU per source-length bucket, all systems
   long_sentences.md         Appendix C: sources of --long words or more, reference and outputs
   translations/NAME.txt, NAME.no_unk.txt  the outputs, in source order
@@ -25,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from fairseq.utils import safe_getattr
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -55,6 +57,24 @@ def no_unk_subset(model: RNNSearchHubInterface, sources: list[str], references: 
             and model.tgt_dict.unk() not in model.encode_target(r).tolist()]
 
 
+DROPOUTS = ("encoder_dropout_in", "encoder_dropout_out", "decoder_dropout_in", "decoder_dropout_out")
+
+
+def model_options(model: RNNSearchHubInterface) -> dict[str, Any]:
+    """The options scripts/reproduce_results.sh chooses on the validation sets, as the checkpoint's
+    model used them: its architecture, each dropout it has (an unset one is --dropout's) and its
+    readout state, e.g. {"arch": "rnnencdec_small", "encoder_dropout_in": 0.5, ...}."""
+    cfg = model.cfg.model
+    options = {"arch": safe_getattr(cfg, "arch", None) or safe_getattr(cfg, "_name", None)}
+    for name in DROPOUTS:
+        if name in cfg:  # a Namespace (fairseq's own models) or a DictConfig
+            value = getattr(cfg, name)
+            options[name] = cfg.dropout if value is None else value
+    if "readout_state" in cfg:
+        options["readout_state"] = str(cfg.readout_state)
+    return options
+
+
 def evaluate_system(model: RNNSearchHubInterface, sources: list[str], references: list[str], beam: int,
                     generated: Path | None, lang: str, lowercase: bool) -> dict[str, Any]:
     if generated is not None:
@@ -66,6 +86,7 @@ def evaluate_system(model: RNNSearchHubInterface, sources: list[str], references
     subset_references = [references[i] for i in subset]
     score, signature = bleu.detokenised(hypotheses, references)
     return {
+        "options": model_options(model),
         "hypotheses": hypotheses, "no_unk_hypotheses": constrained, "no_unk_ids": subset,
         "sacrebleu": score, "signature": signature,
         "tokenised_bleu": bleu.tokenised(hypotheses, references, lang, lowercase),

@@ -51,6 +51,11 @@ def length_gap(work: Path, split: str, systems: list[str]) -> list[list[Any]]:
     return rows
 
 
+def options_cell(options: dict[str, Any]) -> str:
+    """{'arch': 'lstm', 'encoder_dropout_in': 0.3, ...} -> '`--arch lstm --encoder-dropout-in 0.3 ...`'."""
+    return "`" + " ".join(f"--{name.replace('_', '-')} {value}" for name, value in options.items()) + "`"
+
+
 def bleu_rows(reports: dict[str, dict], splits: list[str]) -> list[list[Any]]:
     systems = reports[splits[0]]["systems"]
     rows = []
@@ -58,7 +63,8 @@ def bleu_rows(reports: dict[str, dict], splits: list[str]) -> list[list[Any]]:
         training = reports[splits[0]]["training"][system]
         scores = [f"{reports[s]['systems'][system]['sacrebleu']:.2f} / {reports[s]['systems'][system]['tokenised_bleu']:.2f}"
                   for s in splits]
-        rows.append([system, *scores, training["updates"], training["epochs"], training["dev_nll"], training["wall_hours"]])
+        rows.append([system, *scores, training["updates"], training["epochs"], training["dev_nll"], training["wall_hours"],
+                     options_cell(systems[system]["options"])])
     return rows
 
 
@@ -92,18 +98,18 @@ def corpus_line(work: Path, corpus: str) -> str:
 def summary(work: Path, reports: dict[str, dict]) -> list[str]:
     hansards_systems = list(reports["hansards.test"]["systems"])
     header = ["system", *(f"{SPLITS[s]}: sacreBLEU / tokenised lowercased BLEU" for s in ("multi30k.test", "multi30k.test1")),
-              "updates", "epochs", "best dev NLL (nats/token)", "training hours"]
+              "updates", "epochs", "best dev NLL (nats/token)", "training hours", "options"]
     return [
         "# Results on real data within a CPU budget", "",
         f"Regenerate everything (about 2.5 hours on 2 cores): `{COMMAND}`, then this page with "
         "`python scripts/publish_results.py --work work/results --out docs/results`. Every model trains for the "
         "same wall time (45 minutes, `--stop-time-hours 0.75`) with Adam (lr 0.002), `--max-tokens 4000`, seed 1, "
         "one thread pinned to one of the two cores, two jobs at a time; the checkpoint with the best validation "
-        "loss is evaluated with beam 5. The dropout is chosen for each model on the validation sets: 0.5 for "
-        "`rnnsearch_small` and `rnnencdec_small` on Multi30k, with 0.3 on `rnnsearch_small`'s annotations "
-        "(`--encoder-dropout-out`), 0.3 for the `lstm`, 0 on the Hansards (`MULTI30K_DROPOUT`, "
-        "`ANNOTATION_DROPOUT`, `LSTM_DROPOUT`, `HANSARDS_DROPOUT`). `rnnsearch_plugin` sizes: `rnnsearch_small`, "
-        "`rnnencdec_small`; fairseq's `lstm` with `--encoder-bidirectional` and the same sizes (256).", "",
+        "loss is evaluated with beam 5. The options column, read from each checkpoint, has what was chosen for "
+        "each model on the validation sets (the script's `MULTI30K_DROPOUT`, `MAXOUT_DROPOUT`, "
+        "`ANNOTATION_DROPOUT`, `READOUT_STATE`, `LSTM_DROPOUT`, `HANSARDS_DROPOUT`). `rnnsearch_plugin` sizes: "
+        "`rnnsearch_small`, `rnnencdec_small`; fairseq's `lstm` with `--encoder-bidirectional` and the same "
+        "sizes (256).", "",
         f"## Multi30k En->Fr ({corpus_line(work, 'multi30k')})", "",
         *markdown_table(header, bleu_rows(reports, ["multi30k.test", "multi30k.test1"])), "",
         "Figure 2 style, test_2016_flickr: ![BLEU by length](multi30k.test/bleu_by_length.png)", "",
@@ -112,7 +118,7 @@ def summary(work: Path, reports: dict[str, dict]) -> list[str]:
         *(f"![alignment {i}](multi30k.alignments/alignment_{i}.png)" for i in range(3)), "",
         f"## Canadian Hansards En->Fr ({corpus_line(work, 'hansards')})", "",
         *markdown_table(["system", "sacreBLEU / tokenised lowercased BLEU", "updates", "epochs",
-                         "best dev NLL (nats/token)", "training hours"],
+                         "best dev NLL (nats/token)", "training hours", "options"],
                         bleu_rows(reports, ["hansards.test"])), "",
         "BLEU by source length: ![BLEU by length](hansards.test/bleu_by_length.png)", "",
         *markdown_table(["system", "BLEU, 10-20 words (sentences)", "BLEU, 30+ words (sentences)", "30+ minus 10-20"],

@@ -37,6 +37,9 @@ def test_results_page_reports_the_evaluations_figures(evaluation, multi30k, chec
     page = (tmp_path / "page" / "README.md").read_text()
     tiny = report["systems"]["tiny"]
     assert f"| tiny | {tiny['sacrebleu']:.2f} / {tiny['tokenised_bleu']:.2f} | {tiny['sacrebleu']:.2f} / " in page
+    # the options column is the checkpoint's own (conftest trains it with --dropout 0.1)
+    assert ("| `--arch rnnsearch_small --encoder-dropout-in 0.1 --encoder-dropout-out 0.0 --decoder-dropout-in 0.1 "
+            "--decoder-dropout-out 0.1 --readout-state previous` |") in page
     with open(out / "bleu_by_length.csv") as rows:
         bucket = next(r for r in csv.DictReader(rows) if r["bucket"] == "10-20")
     assert f"| tiny | {bucket['bleu']} ({bucket['sentences']}) |" in page

@@ -11,10 +11,11 @@
 # (rnnsearch_small beside rnnencdec_small); multi30k-rnnencdec (rnnencdec_small, beside the
 # Hansards evaluation); evaluate (Multi30k); publish (copies the small results into $RESULTS).
 # Every model trains for MINUTES (default 45) of wall time with the same options, one thread
-# pinned to one core, two at a time (one per core), except the dropout, chosen for each model on
-# the validation sets: MULTI30K_DROPOUT (default 0.5) for rnnsearch_small and rnnencdec_small on
-# Multi30k, with ANNOTATION_DROPOUT (--encoder-dropout-out, default 0.3) on rnnsearch_small's
-# annotations there, LSTM_DROPOUT (default 0.3) for the lstm, HANSARDS_DROPOUT (default 0; 45
+# pinned to one core, two at a time (one per core), except those chosen for each model on the
+# validation sets: MULTI30K_DROPOUT (default 0.5) for rnnsearch_small and rnnencdec_small on
+# Multi30k, with, for rnnsearch_small there, MAXOUT_DROPOUT (--decoder-dropout-out, default 0.4),
+# ANNOTATION_DROPOUT (--encoder-dropout-out, default 0.3) and READOUT_STATE (--readout-state,
+# default current); LSTM_DROPOUT (default 0.3) for the lstm; HANSARDS_DROPOUT (default 0; 45
 # minutes is at most half an epoch of the Hansards, nothing to overfit).
 # Environment: WORK (default work/results), RESULTS (default docs/results), MINUTES, BEAM
 # (default 5), MULTI30K_DIR, HANSARDS_DIR, ALIGNMENT_GOLD_DIR (default beside HANSARDS_DIR).
@@ -32,6 +33,8 @@ MINUTES=${MINUTES:-45}
 BEAM=${BEAM:-5}
 MULTI30K_DROPOUT=${MULTI30K_DROPOUT:-0.5}
 ANNOTATION_DROPOUT=${ANNOTATION_DROPOUT:-0.3}
+MAXOUT_DROPOUT=${MAXOUT_DROPOUT:-0.4}
+READOUT_STATE=${READOUT_STATE:-current}
 LSTM_DROPOUT=${LSTM_DROPOUT:-0.3}
 HANSARDS_DROPOUT=${HANSARDS_DROPOUT:-0}
 HANSARDS_DIR=${HANSARDS_DIR:-../shared/data/hansards}
@@ -99,7 +102,7 @@ stage_prepare() {
 }
 stage_multi30k() {
   train 0 multi30k rnnsearch_small --arch rnnsearch_small --dropout "$MULTI30K_DROPOUT" \
-    --encoder-dropout-out "$ANNOTATION_DROPOUT" &
+    --decoder-dropout-out "$MAXOUT_DROPOUT" --encoder-dropout-out "$ANNOTATION_DROPOUT" --readout-state "$READOUT_STATE" &
   train 1 multi30k lstm "${LSTM[@]}" &
   wait_jobs
 }

@@ -36,6 +36,7 @@ from .analysis.heatmap import save_atomic
 from .analysis.training_log import read_training_log
 from .data.textio import DataError, read_lines, write_atomic
 from .hub import RNNSearchHubInterface, load
+from .model import resolved_dropout
 from .scoring import ScoringError, aligned_hypotheses, read_hypotheses
 
 
@@ -68,8 +69,7 @@ def model_options(model: RNNSearchHubInterface) -> dict[str, Any]:
     options = {"arch": safe_getattr(cfg, "arch", None) or safe_getattr(cfg, "_name", None)}
     for name in DROPOUTS:
         if name in cfg:  # a Namespace (fairseq's own models) or a DictConfig
-            value = getattr(cfg, name)
-            options[name] = cfg.dropout if value is None else value
+            options[name] = resolved_dropout(cfg, name)
     if "readout_state" in cfg:
         options["readout_state"] = str(cfg.readout_state)
     return options

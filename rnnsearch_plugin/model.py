@@ -70,7 +70,7 @@ class RNNSearchConfig(RNNEncDecConfig):
     )
 
 
-def _dropout(cfg: Any, name: str) -> float:
+def resolved_dropout(cfg: Any, name: str) -> float:
     """A specific dropout, or --dropout where it is unset."""
     value = safe_getattr(cfg, name)
     return cfg.dropout if value is None else value
@@ -89,7 +89,7 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
             cfg.encoder_embed_dim,
             cfg.encoder_hidden_size,
             bidirectional=cls.attentive,
-            dropout_in=_dropout(cfg, "encoder_dropout_in"),
+            dropout_in=resolved_dropout(cfg, "encoder_dropout_in"),
             dropout_out=safe_getattr(cfg, "encoder_dropout_out", 0.0),
             max_positions=cfg.max_source_positions,
         )
@@ -103,8 +103,8 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
             maxout_pool_size=cfg.maxout_pool_size,
             attention_hidden_size=cfg.attention_hidden_size if cls.attentive else None,
             readout_state=str(cfg.readout_state),
-            dropout_in=_dropout(cfg, "decoder_dropout_in"),
-            dropout_out=_dropout(cfg, "decoder_dropout_out"),
+            dropout_in=resolved_dropout(cfg, "decoder_dropout_in"),
+            dropout_out=resolved_dropout(cfg, "decoder_dropout_out"),
             max_positions=cfg.max_target_positions,
         )
         model = cls(encoder, decoder)

@@ -151,8 +151,9 @@ def test_api_alignment_equals_fairseq_generates_soft_alignment(hub, multi30k, ch
 
 
 def test_heatmaps_from_a_model_have_one_cell_per_word(hub, multi30k, checkpoint, tmp_path):
-    run("rnnsearch-heatmaps", "--path", str(checkpoint), "--data", str(multi30k / "bin"),
-        "--input", str(multi30k / "raw" / "test.en"), "--ids", "0,4", "--out", str(tmp_path / "single"))
+    single = run("rnnsearch-heatmaps", "--path", str(checkpoint), "--data", str(multi30k / "bin"),
+                 "--input", str(multi30k / "raw" / "test.en"), "--ids", "0,4", "--out", str(tmp_path / "single"))
+    assert "| INFO |" in single.stderr and "DEBUG" not in single.stderr  # fairseq's import asks for DEBUG
     run("rnnsearch-heatmaps", "--path", str(checkpoint), "--data", str(multi30k / "bin"),
         "--input", str(multi30k / "raw" / "test.en"), "--ids", "0,4", "--grid", "--format", "svg", "--out", str(tmp_path / "grid"))
     alignment = hub.align(read_lines(multi30k / "raw" / "test.en")[4])

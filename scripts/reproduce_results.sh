@@ -18,7 +18,8 @@
 # default current); LSTM_DROPOUT (default 0.3) for the lstm; HANSARDS_DROPOUT (default 0; 45
 # minutes is at most half an epoch of the Hansards, nothing to overfit).
 # Environment: WORK (default work/results), RESULTS (default docs/results), MINUTES, BEAM
-# (default 5), MULTI30K_DIR, HANSARDS_DIR, ALIGNMENT_GOLD_DIR (default beside HANSARDS_DIR).
+# (default 5), SEED (fairseq-train's --seed, default 1), MULTI30K_DIR, HANSARDS_DIR,
+# ALIGNMENT_GOLD_DIR (default beside HANSARDS_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STAGES=(prepare multi30k hansards multi30k-rnnencdec evaluate publish)
@@ -31,6 +32,7 @@ WORK=${WORK:-work/results}
 RESULTS=${RESULTS:-docs/results}
 MINUTES=${MINUTES:-45}
 BEAM=${BEAM:-5}
+SEED=${SEED:-1}
 MULTI30K_DROPOUT=${MULTI30K_DROPOUT:-0.5}
 ANNOTATION_DROPOUT=${ANNOTATION_DROPOUT:-0.3}
 MAXOUT_DROPOUT=${MAXOUT_DROPOUT:-0.4}
@@ -63,7 +65,7 @@ train() {
     --optimizer adam --lr 0.002 --lr-scheduler fixed --clip-norm 1.0 --criterion cross_entropy --max-tokens 4000 \
     --stop-time-hours "$(python -c "print($MINUTES / 60)")" --validate-interval-updates 500 \
     --save-dir "$dir" --no-epoch-checkpoints --save-interval-updates 500 --keep-interval-updates 1 \
-    --log-interval 100 --num-workers 0 --data-buffer-size 0 --seed 1 --log-file "$dir/train.log" > /dev/null
+    --log-interval 100 --num-workers 0 --data-buffer-size 0 --seed "$SEED" --log-file "$dir/train.log" > /dev/null
 }
 
 # wait_jobs: wait for every background job, failing (set -e) if one of them failed

@@ -63,8 +63,9 @@ DROPOUTS = ("encoder_dropout_in", "encoder_dropout_out", "decoder_dropout_in", "
 
 def model_options(model: RNNSearchHubInterface) -> dict[str, Any]:
     """The options scripts/reproduce_results.sh chooses on the validation sets, as the checkpoint's
-    model used them: its architecture, each dropout it has (an unset one is --dropout's) and its
-    readout state, e.g. {"arch": "rnnencdec_small", "encoder_dropout_in": 0.5, ...}."""
+    model used them: its architecture, each dropout it has (an unset one is --dropout's), its
+    readout state, and the training run's learning rate and seed, e.g.
+    {"arch": "rnnencdec_small", "encoder_dropout_in": 0.5, ..., "lr": "0.003", "seed": 1}."""
     cfg = model.cfg.model
     options = {"arch": safe_getattr(cfg, "arch", None) or safe_getattr(cfg, "_name", None)}
     for name in DROPOUTS:
@@ -72,6 +73,8 @@ def model_options(model: RNNSearchHubInterface) -> dict[str, Any]:
             options[name] = resolved_dropout(cfg, name)
     if "readout_state" in cfg:
         options["readout_state"] = str(cfg.readout_state)
+    options["lr"] = ",".join(str(lr) for lr in model.cfg.optimization.lr)  # fairseq's --lr syntax
+    options["seed"] = model.cfg.common.seed
     return options
 
 
@@ -200,5 +203,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"| wrote {args.out}/report.md")
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # python -m rnnsearch_plugin.evaluate: as rnnsearch-evaluate, bar the lines
+    from .commands import configure_logging  # matplotlib logged at DEBUG while this module was imported
+
+    configure_logging()
     main()

@@ -78,12 +78,18 @@ def aer_rows(work: Path) -> list[list[Any]]:
     return rows
 
 
-def wall_rows(work: Path) -> list[list[Any]]:
-    rows = []
+def wall_rows(work: Path, reports: dict[str, dict]) -> list[list[Any]]:
+    """The latest run of each step behind the page: the training of each reported system and each
+    report. WORK's log also holds the runs that the options were chosen by, which are left out."""
+    published = {work / "checkpoints" / split.split(".")[0] / system / "train.log"
+                 for split, report in reports.items() for system in report["systems"]}
+    latest = {}
     for line in read_lines(work / "wall_times.tsv"):
-        program, last, seconds = line.split("\t")
-        rows.append([program, last.replace(str(work), "WORK"), f"{int(seconds) / 60:.1f}"])
-    return rows
+        program, output, seconds = line.split("\t")
+        if Path(output) in published or Path(output).parent == work / "report":
+            latest[program, output] = seconds
+    return [[program, output.replace(str(work), "WORK"), f"{int(seconds) / 60:.1f}"]
+            for (program, output), seconds in latest.items()]
 
 
 def corpus_line(work: Path, corpus: str) -> str:
@@ -103,11 +109,12 @@ def summary(work: Path, reports: dict[str, dict]) -> list[str]:
         "# Results on real data within a CPU budget", "",
         f"Regenerate everything (about 2.5 hours on 2 cores): `{COMMAND}`, then this page with "
         "`python scripts/publish_results.py --work work/results --out docs/results`. Every model trains for the "
-        "same wall time (45 minutes, `--stop-time-hours 0.75`) with Adam (lr 0.002), `--max-tokens 4000`, seed 1, "
+        "same wall time (45 minutes, `--stop-time-hours 0.75`) with Adam, `--max-tokens 4000`, "
         "one thread pinned to one of the two cores, two jobs at a time; the checkpoint with the best validation "
-        "loss is evaluated with beam 5. The options column, read from each checkpoint, has what was chosen for "
-        "each model on the validation sets (the script's `MULTI30K_DROPOUT`, `MAXOUT_DROPOUT`, "
-        "`ANNOTATION_DROPOUT`, `READOUT_STATE`, `LSTM_DROPOUT`, `HANSARDS_DROPOUT`). `rnnsearch_plugin` sizes: "
+        "loss is evaluated with beam 5. The options column, read from each checkpoint, has its learning rate and "
+        "seed (the script's `SEED`) and what was chosen for each model on the validation sets (its "
+        "`MULTI30K_DROPOUT`, `MAXOUT_DROPOUT`, `ANNOTATION_DROPOUT`, `READOUT_STATE`, `LSTM_DROPOUT`, "
+        "`HANSARDS_DROPOUT`). `rnnsearch_plugin` sizes: "
         "`rnnsearch_small`, `rnnencdec_small`; fairseq's `lstm` with `--encoder-bidirectional` and the same "
         "sizes (256).", "",
         f"## Multi30k En->Fr ({corpus_line(work, 'multi30k')})", "",
@@ -128,7 +135,7 @@ def summary(work: Path, reports: dict[str, dict]) -> list[str]:
         "## Alignment error rate (Hansards gold standard, 37 sentences)", "",
         *markdown_table(["model", "links", "precision", "recall", "AER"], aer_rows(work)), "",
         "## Wall time of each step", "",
-        *markdown_table(["program", "output", "minutes"], wall_rows(work)),
+        *markdown_table(["program", "output", "minutes"], wall_rows(work, reports)),
     ]
 
 

@@ -105,7 +105,7 @@ def checkpoint(multi30k, tmp_path_factory) -> Path:
 def evaluation(multi30k, checkpoint, tmp_path_factory) -> tuple[Path, dict]:
     """rnnsearch-evaluate's report of the tiny checkpoint on Multi30k test_2017 (beam 3)."""
     out = tmp_path_factory.mktemp("evaluation")
-    run(sys.executable, "-m", "rnnsearch_plugin.evaluate", "--prepared", str(multi30k), "--split", "test1",
+    run("rnnsearch-evaluate", "--prepared", str(multi30k), "--split", "test1",
         "--system", f"tiny={checkpoint}", "--train-log", f"tiny={checkpoint.parent / 'train.log'}",
         "--beam", "3", "--long", "15", "--out", str(out))
     return out, json.loads((out / "report.json").read_text())

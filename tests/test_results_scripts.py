@@ -22,7 +22,10 @@ def fake_work(multi30k: Path, report: Path, aer: Path, work: Path) -> None:
         shutil.copytree(report, work / "report" / name)
     for corpus in ("multi30k", "hansards"):
         shutil.copytree(aer, work / "report" / f"{corpus}.aer")
-    (work / "wall_times.tsv").write_text(f"fairseq-train\t{work}/checkpoints/multi30k/tiny/train.log\t2712\n")
+    (work / "wall_times.tsv").write_text(  # a run that chose an option, then the reported one run twice
+        f"fairseq-train\t{work}/checkpoints/multi30k/tiny.dropout0.3/train.log\t2700\n"
+        f"fairseq-train\t{work}/checkpoints/multi30k/tiny/train.log\t2690\n"
+        f"fairseq-train\t{work}/checkpoints/multi30k/tiny/train.log\t2712\n")
 
 
 def test_results_page_reports_the_evaluations_figures(evaluation, multi30k, checkpoint, tmp_path):
@@ -37,15 +40,16 @@ def test_results_page_reports_the_evaluations_figures(evaluation, multi30k, chec
     page = (tmp_path / "page" / "README.md").read_text()
     tiny = report["systems"]["tiny"]
     assert f"| tiny | {tiny['sacrebleu']:.2f} / {tiny['tokenised_bleu']:.2f} | {tiny['sacrebleu']:.2f} / " in page
-    # the options column is the checkpoint's own (conftest trains it with --dropout 0.1)
+    # the options column is the checkpoint's own (conftest trains it with --dropout 0.1 --lr 0.003 --seed 3)
     assert ("| `--arch rnnsearch_small --encoder-dropout-in 0.1 --encoder-dropout-out 0.0 --decoder-dropout-in 0.1 "
-            "--decoder-dropout-out 0.1 --readout-state previous` |") in page
+            "--decoder-dropout-out 0.1 --readout-state previous --lr 0.003 --seed 3` |") in page
     with open(out / "bleu_by_length.csv") as rows:
         bucket = next(r for r in csv.DictReader(rows) if r["bucket"] == "10-20")
     assert f"| tiny | {bucket['bleu']} ({bucket['sentences']}) |" in page
     diagonal = json.loads((aer / "aer.json").read_text())["diagonal"]["aer"]
     assert "| diagonal | diagonal | " in page and f"{diagonal:.3f} |" in page
     assert "| fairseq-train | WORK/checkpoints/multi30k/tiny/train.log | 45.2 |" in page
+    assert "tiny.dropout0.3" not in page and "| 44.8 |" not in page
     for copied in ("multi30k.test/bleu_by_length.png", "hansards.test/report.md", "hansards.aer/aer.md"):
         assert (tmp_path / "page" / copied).stat().st_size > 0
     assert not (tmp_path / "page" / "multi30k.test" / "translations").exists()

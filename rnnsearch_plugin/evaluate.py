@@ -58,14 +58,16 @@ def no_unk_subset(model: RNNSearchHubInterface, sources: list[str], references: 
             and model.tgt_dict.unk() not in model.encode_target(r).tolist()]
 
 
+SCHEDULE_OPTIONS = {"reduce_lr_on_plateau": ("lr_shrink", "lr_patience")}  # what the results script sets
 DROPOUTS = ("encoder_dropout_in", "encoder_dropout_out", "decoder_dropout_in", "decoder_dropout_out")
 
 
 def model_options(model: RNNSearchHubInterface) -> dict[str, Any]:
     """The options scripts/reproduce_results.sh chooses on the validation sets, as the checkpoint's
     model used them: its architecture, each dropout it has (an unset one is --dropout's), its
-    readout state, and the training run's learning rate and seed, e.g.
-    {"arch": "rnnencdec_small", "encoder_dropout_in": 0.5, ..., "lr": "0.003", "seed": 1}."""
+    readout state, and the training run's learning rate, its schedule and seed, e.g.
+    {"arch": "rnnencdec_small", "encoder_dropout_in": 0.5, ..., "lr": "0.003",
+    "lr_scheduler": "reduce_lr_on_plateau", "lr_shrink": 0.5, "lr_patience": 0, "seed": 1}."""
     cfg = model.cfg.model
     options = {"arch": safe_getattr(cfg, "arch", None) or safe_getattr(cfg, "_name", None)}
     for name in DROPOUTS:
@@ -74,6 +76,9 @@ def model_options(model: RNNSearchHubInterface) -> dict[str, Any]:
     if "readout_state" in cfg:
         options["readout_state"] = str(cfg.readout_state)
     options["lr"] = ",".join(str(lr) for lr in model.cfg.optimization.lr)  # fairseq's --lr syntax
+    schedule = model.cfg.lr_scheduler
+    options["lr_scheduler"] = schedule._name
+    options |= {name: schedule[name] for name in SCHEDULE_OPTIONS.get(schedule._name, ())}
     options["seed"] = model.cfg.common.seed
     return options
 

@@ -112,9 +112,9 @@ def summary(work: Path, reports: dict[str, dict]) -> list[str]:
         "same wall time (45 minutes, `--stop-time-hours 0.75`) with Adam, `--max-tokens 4000`, "
         "one thread pinned to one of the two cores, two jobs at a time; the checkpoint with the best validation "
         "loss is evaluated with beam 5. The options column, read from each checkpoint, has its learning rate and "
-        "seed (the script's `SEED`) and what was chosen for each model on the validation sets (its "
-        "`MULTI30K_DROPOUT`, `MAXOUT_DROPOUT`, `ANNOTATION_DROPOUT`, `READOUT_STATE`, `LSTM_DROPOUT`, "
-        "`HANSARDS_DROPOUT`). `rnnsearch_plugin` sizes: "
+        "its schedule, its seed (the script's `SEED`) and what was chosen for each model on the validation sets "
+        "(its `MULTI30K_DROPOUT`, `MAXOUT_DROPOUT`, `ANNOTATION_DROPOUT`, `READOUT_STATE`, `RNNSEARCH_LR`, "
+        "`RNNSEARCH_LR_SHRINK`, `LSTM_DROPOUT`, `HANSARDS_DROPOUT`). `rnnsearch_plugin` sizes: "
         "`rnnsearch_small`, `rnnencdec_small`; fairseq's `lstm` with `--encoder-bidirectional` and the same "
         "sizes (256).", "",
         f"## Multi30k En->Fr ({corpus_line(work, 'multi30k')})", "",

@@ -15,8 +15,11 @@
 # validation sets: MULTI30K_DROPOUT (default 0.5) for rnnsearch_small and rnnencdec_small on
 # Multi30k, with, for rnnsearch_small there, MAXOUT_DROPOUT (--decoder-dropout-out, default 0.4),
 # ANNOTATION_DROPOUT (--encoder-dropout-out, default 0.3) and READOUT_STATE (--readout-state,
-# default current); LSTM_DROPOUT (default 0.3) for the lstm; HANSARDS_DROPOUT (default 0; 45
-# minutes is at most half an epoch of the Hansards, nothing to overfit).
+# default current), and its learning rate RNNSEARCH_LR (default 0.003), multiplied by
+# RNNSEARCH_LR_SHRINK (default 0.5, below 1) at every epoch's end where the dev loss did not
+# improve (fairseq's reduce_lr_on_plateau); LSTM_DROPOUT (default 0.3) for the lstm;
+# HANSARDS_DROPOUT (default 0; 45 minutes is at most half an epoch of the Hansards, nothing to
+# overfit). Every other run keeps the fixed rate of 0.002.
 # Environment: WORK (default work/results), RESULTS (default docs/results), MINUTES, BEAM
 # (default 5), SEED (fairseq-train's --seed, default 1), MULTI30K_DIR, HANSARDS_DIR,
 # ALIGNMENT_GOLD_DIR (default beside HANSARDS_DIR).
@@ -37,12 +40,16 @@ MULTI30K_DROPOUT=${MULTI30K_DROPOUT:-0.5}
 ANNOTATION_DROPOUT=${ANNOTATION_DROPOUT:-0.3}
 MAXOUT_DROPOUT=${MAXOUT_DROPOUT:-0.4}
 READOUT_STATE=${READOUT_STATE:-current}
+RNNSEARCH_LR=${RNNSEARCH_LR:-0.003}
+RNNSEARCH_LR_SHRINK=${RNNSEARCH_LR_SHRINK:-0.5}
 LSTM_DROPOUT=${LSTM_DROPOUT:-0.3}
 HANSARDS_DROPOUT=${HANSARDS_DROPOUT:-0}
 HANSARDS_DIR=${HANSARDS_DIR:-../shared/data/hansards}
 GOLD=${ALIGNMENT_GOLD_DIR:-$(dirname "$HANSARDS_DIR")/alignment-gold}
 LSTM=(--arch lstm --encoder-bidirectional --encoder-embed-dim 256 --decoder-embed-dim 256 --encoder-hidden-size 256
       --decoder-hidden-size 256 --decoder-out-embed-dim 256 --dropout "$LSTM_DROPOUT")
+FIXED_RATE=(--lr 0.002 --lr-scheduler fixed)
+RNNSEARCH_RATE=(--lr "$RNNSEARCH_LR" --lr-scheduler reduce_lr_on_plateau --lr-shrink "$RNNSEARCH_LR_SHRINK" --lr-patience 0)
 
 log() { echo "| $(date -u +%H:%M:%S) $*"; }
 
@@ -54,15 +61,16 @@ on_core() {
   printf '%s\t%s\t%d\n' "$(basename "$1")" "${*: -1}" "$(( $(date +%s) - start ))" >> "$WORK/wall_times.tsv"
 }
 
-# train CORE CORPUS NAME FAIRSEQ_MODEL_OPTIONS...: the quickstart's Adam set-up for MINUTES,
-# validated every 500 updates and at every epoch's end, best checkpoint by validation loss
+# train CORE CORPUS NAME FAIRSEQ_OPTIONS...: the quickstart's Adam set-up for MINUTES with the
+# given model and learning-rate options, validated every 500 updates and at every epoch's end,
+# best checkpoint by validation loss
 train() {
   local core=$1 corpus=$2 name=$3; shift 3
   local dir=$WORK/checkpoints/$corpus/$name
   mkdir -p "$dir"
   log "training $name on $corpus (core $core, $MINUTES minutes): $dir/train.log"
   on_core "$core" fairseq-train "$WORK/$corpus/bin" --user-dir rnnsearch_plugin --task translation -s en -t fr "$@" \
-    --optimizer adam --lr 0.002 --lr-scheduler fixed --clip-norm 1.0 --criterion cross_entropy --max-tokens 4000 \
+    --optimizer adam --clip-norm 1.0 --criterion cross_entropy --max-tokens 4000 \
     --stop-time-hours "$(python -c "print($MINUTES / 60)")" --validate-interval-updates 500 \
     --save-dir "$dir" --no-epoch-checkpoints --save-interval-updates 500 --keep-interval-updates 1 \
     --log-interval 100 --num-workers 0 --data-buffer-size 0 --seed "$SEED" --log-file "$dir/train.log" > /dev/null
@@ -104,17 +112,18 @@ stage_prepare() {
 }
 stage_multi30k() {
   train 0 multi30k rnnsearch_small --arch rnnsearch_small --dropout "$MULTI30K_DROPOUT" \
-    --decoder-dropout-out "$MAXOUT_DROPOUT" --encoder-dropout-out "$ANNOTATION_DROPOUT" --readout-state "$READOUT_STATE" &
-  train 1 multi30k lstm "${LSTM[@]}" &
+    --decoder-dropout-out "$MAXOUT_DROPOUT" --encoder-dropout-out "$ANNOTATION_DROPOUT" --readout-state "$READOUT_STATE" \
+    "${RNNSEARCH_RATE[@]}" &
+  train 1 multi30k lstm "${LSTM[@]}" "${FIXED_RATE[@]}" &
   wait_jobs
 }
 stage_hansards() {
-  train 0 hansards rnnsearch_small --arch rnnsearch_small --dropout "$HANSARDS_DROPOUT" &
-  train 1 hansards rnnencdec_small --arch rnnencdec_small --dropout "$HANSARDS_DROPOUT" &
+  train 0 hansards rnnsearch_small --arch rnnsearch_small --dropout "$HANSARDS_DROPOUT" "${FIXED_RATE[@]}" &
+  train 1 hansards rnnencdec_small --arch rnnencdec_small --dropout "$HANSARDS_DROPOUT" "${FIXED_RATE[@]}" &
   wait_jobs
 }
 stage_multi30k_rnnencdec() {
-  train 0 multi30k rnnencdec_small --arch rnnencdec_small --dropout "$MULTI30K_DROPOUT" &
+  train 0 multi30k rnnencdec_small --arch rnnencdec_small --dropout "$MULTI30K_DROPOUT" "${FIXED_RATE[@]}" &
   {
     evaluate 1 hansards test rnnsearch_small rnnencdec_small
     alignments 1 hansards

@@ -42,7 +42,7 @@ def test_results_page_reports_the_evaluations_figures(evaluation, multi30k, chec
     assert f"| tiny | {tiny['sacrebleu']:.2f} / {tiny['tokenised_bleu']:.2f} | {tiny['sacrebleu']:.2f} / " in page
     # the options column is the checkpoint's own (conftest trains it with --dropout 0.1 --lr 0.003 --seed 3)
     assert ("| `--arch rnnsearch_small --encoder-dropout-in 0.1 --encoder-dropout-out 0.0 --decoder-dropout-in 0.1 "
-            "--decoder-dropout-out 0.1 --readout-state previous --lr 0.003 --seed 3` |") in page
+            "--decoder-dropout-out 0.1 --readout-state previous --lr 0.003 --lr-scheduler fixed --seed 3` |") in page
     with open(out / "bleu_by_length.csv") as rows:
         bucket = next(r for r in csv.DictReader(rows) if r["bucket"] == "10-20")
     assert f"| tiny | {bucket['bleu']} ({bucket['sentences']}) |" in page
@@ -65,3 +65,24 @@ def test_results_scripts_refuse_unknown_stages_and_missing_reports(tmp_path):
     assert publish.returncode == 1 and len(publish.stderr.strip().splitlines()) == 1
     assert "no report for multi30k.test, multi30k.test1, hansards.test" in publish.stderr
     assert not (tmp_path / "page").exists()
+
+
+def test_options_name_the_learning_rate_schedule():
+    """A run on fairseq's reduce_lr_on_plateau (RNNsearch on Multi30k) is only reproducible with its
+    shrink factor and patience; a fixed rate has nothing more to say."""
+    from types import SimpleNamespace
+
+    from omegaconf import OmegaConf
+
+    from rnnsearch_plugin.evaluate import model_options
+
+    def options(lr_scheduler: dict) -> dict:
+        cfg = OmegaConf.create({"model": {"_name": "rnnsearch_small", "dropout": 0.5}, "optimization": {"lr": [0.003]},
+                                "lr_scheduler": lr_scheduler, "common": {"seed": 2}})
+        return model_options(SimpleNamespace(cfg=cfg))
+
+    plateau = {"_name": "reduce_lr_on_plateau", "lr_shrink": 0.5, "lr_patience": 0, "lr_threshold": 1e-4}
+    assert options(plateau) == {"arch": "rnnsearch_small", "lr": "0.003", "lr_scheduler": "reduce_lr_on_plateau",
+                                "lr_shrink": 0.5, "lr_patience": 0, "seed": 2}
+    assert options({"_name": "fixed", "lr_shrink": 0.1, "force_anneal": None}) == {
+        "arch": "rnnsearch_small", "lr": "0.003", "lr_scheduler": "fixed", "seed": 2}

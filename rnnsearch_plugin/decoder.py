@@ -8,7 +8,8 @@ the deep maxout output of ``deep_output.py``.
 
 Training (teacher forcing) and incremental decoding run the same ``forward``: the incremental
 case is the same recurrence over one position, resumed from the cached s_{i-1}. In beam search
-the source side is held once per sentence for its k hypotheses (``beam_reordering``).
+the source side is held once per sentence for its k hypotheses (``beam_reordering``), and the
+attention weights are returned only when the generator asks for them (``make_generation_fast_``).
 """
 from typing import Any, Optional
 
@@ -62,6 +63,7 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             maxout_pool_size, dropout_out,
         )
         self.max_target_positions = max_positions
+        self.need_attn = True
 
     def forward(
         self,
@@ -91,6 +93,8 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         if self.readout_from_previous:
             readout = torch.cat([cache["state"][:, None], states[:, :-1]], dim=1)
         logits = self.deep_output(readout, self.deep_output.input_terms(embedded, context_terms))
+        if incremental_state is not None and not self.need_attn:
+            weights = None
         return logits, {"attn": [weights]}
 
     def _recurrence(
@@ -150,6 +154,13 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         if cache is not None:
             reordered = select_rows(cache, new_order, per_hypothesis_keys=("state",))
             self.set_incremental_state(incremental_state, "cache", reordered)
+
+    def make_generation_fast_(self, need_attn: bool = False, **unused: Any) -> None:
+        """fairseq's generators call this (``prepare_for_inference_``) with ``need_attn`` from
+        --print-alignment. Without it, incremental decoding returns no attention weights, as
+        fairseq's lstm does, and the search keeps and reorders no attention buffer (1.04x at beam
+        12, ``benchmarks/changes.md``). A full forward (scoring, alignments) always returns them."""
+        self.need_attn = need_attn
 
     def max_positions(self) -> int:
         return self.max_target_positions

@@ -108,6 +108,30 @@ def test_rnnencdec_never_computes_attention(monkeypatch):
     assert "annotations" not in model.encoder(torch.tensor([SOURCES[0]]), None)
 
 
+def beam_search(model, beam: int) -> list[list[dict]]:
+    generator = SequenceGenerator([model], model.decoder.dictionary, beam_size=beam, max_len_a=0, max_len_b=8)
+    pad = model.encoder.padding_idx
+    sample = {"net_input": {
+        "src_tokens": pad_batch(SOURCES, pad, left=True),
+        "src_lengths": torch.tensor([len(s) for s in SOURCES]),
+    }}
+    return generator.generate([model], sample)
+
+
+def test_beam_search_without_attention_finds_the_same_hypotheses():
+    """fairseq's generators ask for the attention only with --print-alignment (need_attn)."""
+    model = build("rnnsearch")
+    with_attention = beam_search(model, beam=3)
+    model.make_generation_fast_(need_attn=False)  # what prepare_for_inference_ does without it
+    without = beam_search(model, beam=3)
+    for found, expected in zip(without, with_attention):
+        assert [h["tokens"].tolist() for h in found] == [h["tokens"].tolist() for h in expected]
+        torch.testing.assert_close(torch.stack([h["score"] for h in found]), torch.stack([h["score"] for h in expected]))
+        assert found[0]["attention"].numel() == 0 and expected[0]["attention"].numel() > 0
+    _, attn = forward_log_probs(model, SOURCES, TARGETS)  # a full forward (alignments) still has it
+    assert attn is not None
+
+
 def greedy(model, source: list[int], max_len: int) -> list[int]:
     """Greedy search through full forwards over the growing prefix (no incremental state)."""
     eos, pad = model.decoder.dictionary.eos(), model.decoder.dictionary.pad()
@@ -127,13 +151,5 @@ def greedy(model, source: list[int], max_len: int) -> list[int]:
 
 def test_beam_size_one_equals_greedy_search(kind):
     model = build(kind)
-    dictionary = model.decoder.dictionary
-    generator = SequenceGenerator([model], dictionary, beam_size=1, max_len_a=0, max_len_b=8)
-    pad = model.encoder.padding_idx
-    sample = {"net_input": {
-        "src_tokens": pad_batch(SOURCES, pad, left=True),
-        "src_lengths": torch.tensor([len(s) for s in SOURCES]),
-    }}
-    hypotheses = generator.generate([model], sample)
-    for source, hypothesis in zip(SOURCES, hypotheses):
+    for source, hypothesis in zip(SOURCES, beam_search(model, beam=1)):
         assert hypothesis[0]["tokens"].tolist() == greedy(model, source, max_len=8)

@@ -66,7 +66,7 @@ def model_options(model: RNNSearchHubInterface) -> dict[str, Any]:
     """The options scripts/reproduce_results.sh chooses on the validation sets, as the checkpoint's
     model used them: its architecture, each dropout it has (an unset one is --dropout's), its
     readout state, and the training run's learning rate, its schedule and seed, e.g.
-    {"arch": "rnnencdec_small", "encoder_dropout_in": 0.5, ..., "lr": "0.003",
+    {"arch": "rnnsearch_small", "encoder_dropout_in": 0.5, ..., "lr": "0.003",
     "lr_scheduler": "reduce_lr_on_plateau", "lr_shrink": 0.5, "lr_patience": 0, "seed": 1}."""
     cfg = model.cfg.model
     options = {"arch": safe_getattr(cfg, "arch", None) or safe_getattr(cfg, "_name", None)}

@@ -1,7 +1,7 @@
 """rnnsearch: Bahdanau, Cho & Bengio (2015) RNNsearch and the RNNencdec baseline for fairseq.
 
 Load with ``--user-dir rnnsearch_plugin`` (or import it). Importing registers the models,
-architectures and optimizer, keeps fairseq from dropping sentences at batching time
+architectures, optimizer and criterion (``chunked_cross_entropy``, ``criterion.py``), keeps fairseq from dropping sentences at batching time
 (``batching.py``), lets fairseq checkpoints load with weights-only unpickling
 (``checkpoint_safety.py``), never lets a half-written copy replace a good checkpoint
 (``checkpoint_writing.py``), makes fairseq-interactive serve every line it is given
@@ -10,9 +10,10 @@ architectures and optimizer, keeps fairseq from dropping sentences at batching t
 (``cli_errors.py``). The Python API: ``load`` (``hub.py``).
 """
 from . import (
-    batching, checkpoint_safety, checkpoint_writing, cli_errors, distributed_launch, interactive_input,
+    batching, checkpoint_safety, checkpoint_writing, cli_errors, cpu_amp, distributed_launch, interactive_input,
 )
 from .hub import Alignment, RNNSearchHubInterface, load
+from .criterion import ChunkedCrossEntropyCriterion
 from .model import RNNEncDecModel, RNNSearchModel
 from .optim import PaperAdadelta
 
@@ -20,7 +21,8 @@ batching.install()
 checkpoint_safety.install()
 checkpoint_writing.install()
 cli_errors.install()
+cpu_amp.install()
 interactive_input.install()
 distributed_launch.install()
 
-__all__ = ["RNNSearchModel", "RNNEncDecModel", "PaperAdadelta", "load", "RNNSearchHubInterface", "Alignment"]
+__all__ = ["RNNSearchModel", "RNNEncDecModel", "PaperAdadelta", "ChunkedCrossEntropyCriterion", "load", "RNNSearchHubInterface", "Alignment"]

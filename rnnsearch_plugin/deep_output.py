@@ -5,7 +5,9 @@ Appendix A.2.2:
     t_i  = [max{t~_{i,k(j-1)+1}, ..., t~_{i,kj}}]_{j=1..l}       (pool size k, 2 in the paper)
     p(y_i | ...) proportional to exp(y_i^T W_o t_i)
 
-It has no recurrence, so the decoder applies it to all target positions at once.
+It has no recurrence, so the decoder applies it to all target positions at once. ``forward`` gives
+t_i (dropped out in training), the decoder's features; ``output_projection`` is W_o, which the
+decoder's ``output_layer`` applies, or ``criterion.py`` a chunk of positions at a time.
 """
 from torch import Tensor, nn
 
@@ -36,7 +38,6 @@ class MaxoutDeepOutput(nn.Module):
         return self.embedding_projection(embedded) + context_terms
 
     def forward(self, states: Tensor, input_terms: Tensor) -> Tensor:
-        """states: ... x n, input_terms: ... x k*l (broadcastable) -> logits ... x K_y."""
+        """states: ... x n, input_terms: ... x k*l (broadcastable) -> t: ... x l."""
         pre_maxout = self.state_projection(states) + input_terms
-        maxout = pre_maxout.unflatten(-1, (-1, self.pool_size)).amax(dim=-1)  # ... x l
-        return self.output_projection(self.dropout(maxout))
+        return self.dropout(pre_maxout.unflatten(-1, (-1, self.pool_size)).amax(dim=-1))

@@ -18,6 +18,7 @@ from torch import Tensor, nn
 
 from .beam_reordering import SENTENCE, select_rows
 from .gru import GatedRecurrentUnit, run_masked_recurrence
+from .precision import cpu_autocast
 
 EncoderOut = dict[str, Tensor]
 
@@ -26,7 +27,8 @@ class RecurrentEncoder(FairseqEncoder):
     """Shared source embedding E-bar (A.2.1) feeding one GRU, or two GRUs read in opposite
     directions when ``bidirectional`` (their weights are separate, the embedding is shared).
     ``dropout_out`` drops units of the annotations h_j in training (not in the paper; fairseq's
-    lstm drops its encoder outputs the same way)."""
+    lstm drops its encoder outputs the same way). ``cpu_bfloat16``: run under bfloat16 autocast on
+    the CPU (``precision.py``; set by the model)."""
 
     def __init__(
         self,
@@ -47,12 +49,17 @@ class RecurrentEncoder(FairseqEncoder):
         self.backward_rnn = GatedRecurrentUnit(embed_dim, hidden_size) if bidirectional else None
         self.hidden_size = hidden_size
         self.max_source_positions = max_positions
+        self.cpu_bfloat16 = False
 
     @property
     def annotation_size(self) -> int:
         return 2 * self.hidden_size if self.backward_rnn is not None else self.hidden_size
 
     def forward(self, src_tokens: Tensor, src_lengths: Optional[Tensor] = None) -> EncoderOut:
+        with cpu_autocast(self.cpu_bfloat16, src_tokens):
+            return self._encode(src_tokens)
+
+    def _encode(self, src_tokens: Tensor) -> EncoderOut:
         mask = src_tokens.ne(self.padding_idx)  # B x S
         rows = {"padding_mask": ~mask, SENTENCE: torch.arange(len(src_tokens), device=src_tokens.device)}
         embedded = self.dropout_in(self.embed_tokens(src_tokens))  # B x S x m

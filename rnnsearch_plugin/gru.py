@@ -14,6 +14,8 @@ import torch
 from torch import Tensor, nn
 
 from .activations import tanh
+from .precision import state_dtype
+from .step_products import StepProduct, StepProducts, direct
 
 
 class GatedRecurrentUnit(nn.Module):
@@ -32,14 +34,19 @@ class GatedRecurrentUnit(nn.Module):
         gates = self.gate_recurrence.weight  # 2n x n: [U_z; U_r]
         return [gates[:n], gates[n:], self.candidate_recurrence.weight]
 
-    def forward(self, input_terms: Tensor, hidden: Tensor) -> Tensor:
-        """input_terms: B x 3n (W x + C c + b, gates z, r, candidate); hidden: B x n -> B x n."""
+    def forward(self, input_terms: Tensor, hidden: Tensor, products: StepProduct = direct) -> Tensor:
+        """input_terms: B x 3n (W x + C c + b, gates z, r, candidate); hidden: B x n -> B x n.
+        ``products`` takes the products with U_z, U_r, U (``step_products.py`` in a recurrence).
+
+        Under bfloat16 autocast (``precision.py``) the gates and the products run in bfloat16 on
+        one bfloat16 copy of the float32 state, and the interpolation in float32."""
         x_z, x_r, x_h = input_terms.chunk(3, dim=-1)
-        u_z, u_r = self.gate_recurrence(hidden).chunk(2, dim=-1)
+        product_input = hidden.to(input_terms.dtype)  # a no-op unless hidden is a float32 state under autocast
+        u_z, u_r = products(product_input, self.gate_recurrence).chunk(2, dim=-1)
         update = torch.sigmoid(x_z + u_z)
         reset = torch.sigmoid(x_r + u_r)
-        candidate = tanh(x_h + self.candidate_recurrence(reset * hidden))
-        return hidden + update * (candidate - hidden)  # = (1 - z) o h + z o h~
+        candidate = tanh(x_h + products(reset * product_input, self.candidate_recurrence))
+        return torch.lerp(hidden, candidate.to(hidden.dtype), update.to(hidden.dtype))  # (1 - z) o h + z o h~
 
 
 def run_masked_recurrence(
@@ -50,13 +57,13 @@ def run_masked_recurrence(
     input_terms: B x T x 3n; mask: B x T (True on real tokens). A padded position leaves the
     state unchanged, so left and right padding give the same states at real positions, and the
     final state is h_{T_x} of the sentence (forward) or h_1 (reverse, the backward RNN).
-    Returns (states B x T x n, final state B x n); h_0 = 0 (A.2.1).
+    Returns (states B x T x n, final state B x n); h_0 = 0 (A.2.1), in ``state_dtype``.
     """
-    hidden = input_terms.new_zeros(input_terms.shape[0], cell.hidden_size)
-    states = []
+    hidden = input_terms.new_zeros(input_terms.shape[0], cell.hidden_size, dtype=state_dtype(input_terms))
+    states, products = [], StepProducts(input_terms)
     steps = list(zip(input_terms.unbind(1), mask[..., None].unbind(1)))  # one slice op each
     for step_inputs, step_mask in reversed(steps) if reverse else steps:
-        hidden = torch.where(step_mask, cell(step_inputs, hidden), hidden)
+        hidden = torch.where(step_mask, cell(step_inputs, hidden, products.multiply), hidden)
         states.append(hidden)
     if reverse:
         states.reverse()

@@ -6,17 +6,24 @@ Appendix A.2.3).
 is the only thing the decoder sees of the source (A.2.2: "the model becomes RNN Encoder-Decoder
 if we fix c_i"); same decoder and deep output, with the attention switched off.
 """
+import logging
 from dataclasses import dataclass, field, fields
 from typing import Any, Optional
+
+import torch
 
 from fairseq.dataclass import ChoiceEnum, FairseqDataclass
 from fairseq.models import FairseqEncoderDecoderModel, register_model, register_model_architecture
 from fairseq.utils import safe_getattr
+from omegaconf import II
 
 from .cli_errors import UserInputError
 from .decoder import READOUT_STATES, ConditionalGRUDecoder
 from .encoder import RecurrentEncoder
 from .initialization import initialize_parameters
+
+logger = logging.getLogger(__name__)
+from . import precision
 
 
 @dataclass
@@ -54,6 +61,7 @@ class RNNEncDecConfig(FairseqDataclass):
     )
     max_source_positions: int = field(default=1024, metadata={"help": "longest source accepted"})
     max_target_positions: int = field(default=1024, metadata={"help": "longest target accepted"})
+    amp: bool = II("common.amp")  # --amp: on a CPU, bfloat16 products (precision.py)
 
 
 @dataclass
@@ -109,7 +117,29 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
         )
         model = cls(encoder, decoder)
         initialize_parameters(model)
+        model.set_cpu_bfloat16(precision.requested(cfg))
         return model
+
+    def set_cpu_bfloat16(self, requested: bool) -> bool:
+        """Run the encoder and decoder under bfloat16 autocast on the CPU (``precision.py``) if
+        ``requested`` and the processor has bfloat16 arithmetic; whether it does so."""
+        enabled = precision.cpu_bfloat16_available(requested)
+        self.encoder.cpu_bfloat16 = self.decoder.cpu_bfloat16 = enabled
+        return enabled
+
+    def prepare_for_inference_(self, cfg: Any) -> None:
+        """fairseq-generate, fairseq-interactive and the hub call this once the model is on its
+        device: with --amp on a CPU the model translates in bfloat16, its weights stored in
+        bfloat16 once (autocast would cast them again at every decoding step)."""
+        on_cpu = next(self.parameters()).device.type == "cpu"
+        if self.set_cpu_bfloat16(on_cpu and bool(safe_getattr(cfg.common, "amp", False))):
+            self.to(torch.bfloat16)
+            logger.info("translating with bfloat16 products on the CPU (--amp)")
+        super().prepare_for_inference_(cfg)
+
+    def extra_repr(self) -> str:
+        """Named in the model summary fairseq-train logs."""
+        return "bfloat16 products on the CPU (--amp)" if self.decoder.cpu_bfloat16 else ""
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True, model_cfg: Any = None, args: Any = None) -> Any:
         """Refuse, in one line, dictionaries that do not match the checkpoint's."""
@@ -130,8 +160,12 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
     def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str = "model.pt",
                         data_name_or_path: str = ".", **kwargs: Any) -> Any:
         """fairseq's hub loading, returning ``hub.RNNSearchHubInterface`` (adds ``score`` and
-        ``align`` of sentence pairs to fairseq's ``translate``/``sample``/``generate``)."""
+        ``align`` of sentence pairs to fairseq's ``translate``/``sample``/``generate``). Like
+        fairseq-generate, it runs in float32 unless given ``amp=True`` (bfloat16 on a CPU,
+        ``precision.py``), whatever the checkpoint was trained with."""
         from fairseq import hub_utils
+
+        kwargs.setdefault("amp", False)
 
         from .hub import RNNSearchHubInterface
 

@@ -20,6 +20,8 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq.optim import FairseqOptimizer, register_optimizer
 from omegaconf import II
 
+from .precision import at_least_float32
+
 
 @dataclass
 class PaperAdadeltaConfig(FairseqDataclass):
@@ -54,14 +56,10 @@ class PaperAdadelta(FairseqOptimizer):
         """Rescale the gradient to norm ``max_norm`` if it is longer (B.2); return its norm."""
         grads = [p.grad.detach() for p in self.params if p.grad is not None]
         total_norm = torch.linalg.vector_norm(
-            torch.stack([torch.linalg.vector_norm(g, dtype=_at_least_float32(g)) for g in grads])
+            torch.stack([torch.linalg.vector_norm(g, dtype=at_least_float32(g.dtype)) for g in grads])
         )
         if aggregate_norm_fn is not None:  # distributed training: the norm of the global gradient
             total_norm = aggregate_norm_fn(total_norm)
         if max_norm > 0 and total_norm > max_norm:
             self.multiply_grads(max_norm / total_norm)
         return total_norm
-
-
-def _at_least_float32(tensor: torch.Tensor) -> torch.dtype:
-    return torch.promote_types(tensor.dtype, torch.float32)

@@ -1,26 +1,34 @@
 """Speed and memory of rnnsearch_small / rnnencdec_small against fairseq's own ``lstm`` (matched
-sizes), the model-FLOP utilisation of the paper's size, and memory against sentence length.
-Writes ``OUT/results.json`` and ``OUT/results.md``; every ratio compares runs of the same
-invocation. Each measurement runs in its own process (peak memory is per process).
+sizes, float32 and fairseq's cross_entropy: what fairseq gives a CPU user), in float32 and in
+bfloat16 (``--amp`` on a CPU, ``rnnsearch_plugin/precision.py``), with fairseq's cross_entropy and
+with the plugin's chunked_cross_entropy; the model-FLOP utilisation of the paper's size against
+the matmul peak of the dtype its step used; and peak memory. Writes ``OUT/results.json`` and
+``OUT/results.md``; every ratio compares runs of the same invocation. Each measurement runs in its
+own process (peak memory is per process). The report names the processor and the ISA flags that
+matter (avx2, avx512f, avx512_bf16, amx_bf16) and measures the float32 and bfloat16 matmul peaks.
 
     python scripts/benchmark.py --data work/quickstart/data/bin --out benchmarks
 
-Sections (``--sections``, default all):
+Sections (``--sections``, default train,decode,paper,memory):
   train   fairseq's Trainer on the binarized training set, --max-tokens, ``--warmup`` updates
-          then ``--updates`` timed ones; target tokens/s (fairseq's wps) and peak memory;
-          models alternated (A B C A B C ...) ``--repeats`` times; median ratio (min-max). The
-          work per target token (forward + backward FLOPs of one more step, torch's FLOP
-          counter) shows how much of a ratio comes from doing less and how much from speed.
-  decode  fairseq-generate on the test set with the checkpoints of the last training run,
-          beam 5 and 12, ``--gen-batch-size`` sentences per batch. Every hypothesis has exactly
-          ``--decode-length`` tokens (--min-len = --max-len-b, --max-len-a 0), so every model
-          does the same work whatever its weights; sentences/s as fairseq-generate reports it.
+          then ``--updates`` timed ones; target tokens/s (fairseq's wps) and peak memory; every
+          variant alternated (A B C A B C ...) ``--repeats`` times; median ratio (min-max) against
+          the lstm. The work per target token (forward + backward FLOPs of one more step, torch's
+          FLOP counter) shows how much of a ratio comes from doing less and how much from speed.
+  decode  fairseq-generate on the test set with the float32-trained checkpoints of the last
+          training run, in float32 and with --amp, beam 5 and 12, ``--gen-batch-size``
+          sentences per batch. Every hypothesis has exactly ``--decode-length`` tokens (--min-len
+          = --max-len-b, --max-len-a 0), so every model does the same work whatever its weights;
+          sentences/s as fairseq-generate reports it.
   paper   rnnsearch_wmt14 / rnnencdec_wmt14 with 30,000-word vocabularies on minibatches of 80
           pairs of length 50, Adadelta + clipping (B.2): seconds per update, target tokens/s,
           FLOP/s from ``rnnsearch_plugin/flops.py`` (A.2 term by term, x3 for the backward
-          pass), against the best of a large float32 matmul in the same process.
+          pass) against the best large matmul of the step's dtype in the same process, and peak
+          memory; float32 with cross_entropy (the plugin before chunked_cross_entropy and --amp),
+          then with chunked_cross_entropy, in float32 and bfloat16.
   memory  peak memory of one training step against sentence length at a fixed number of
-          sentences, rnnsearch_small and rnnencdec_small (8,000-word vocabularies).
+          sentences, rnnsearch_small and rnnencdec_small (8,000-word vocabularies), with
+          cross_entropy and with chunked_cross_entropy.
   allocator  the train measurement of rnnsearch_small and lstm under glibc's default malloc
           settings against those this benchmark runs with (``MALLOC_*`` from
           ``scripts/activate.sh``: freed memory stays in the process), alternated.
@@ -43,14 +51,40 @@ from typing import Any, Callable
 
 SMALL = ["--encoder-embed-dim", "256", "--decoder-embed-dim", "256", "--encoder-hidden-size", "256",
          "--decoder-hidden-size", "256", "--decoder-out-embed-dim", "256", "--dropout", "0.2"]
-MODELS = {  # name -> fairseq options; the lstm gets the small presets' sizes spelled out
+ARCHS = {  # checkpoint name -> fairseq options; the lstm gets the small presets' sizes spelled out
     "rnnsearch_small": ["--arch", "rnnsearch_small"],
     "rnnencdec_small": ["--arch", "rnnencdec_small"],
     "lstm": ["--arch", "lstm", "--encoder-bidirectional", *SMALL],
 }
+CROSS_ENTROPY = ["--criterion", "cross_entropy"]
+CHUNKED = ["--criterion", "chunked_cross_entropy"]
+BFLOAT16 = ["--amp"]  # on a CPU: bfloat16 products (rnnsearch_plugin/precision.py)
+VARIANTS = {  # train row -> (checkpoint name, options); the first variant of each arch saves its checkpoint
+    "lstm": ("lstm", CROSS_ENTROPY),
+    "rnnsearch_small": ("rnnsearch_small", CROSS_ENTROPY),
+    "rnnsearch_small chunked": ("rnnsearch_small", CHUNKED),
+    "rnnsearch_small bf16": ("rnnsearch_small", [*CROSS_ENTROPY, *BFLOAT16]),
+    "rnnsearch_small bf16 chunked": ("rnnsearch_small", [*CHUNKED, *BFLOAT16]),
+    "rnnencdec_small": ("rnnencdec_small", CROSS_ENTROPY),
+    "rnnencdec_small bf16 chunked": ("rnnencdec_small", [*CHUNKED, *BFLOAT16]),
+}
+DECODERS = {  # decode row -> (checkpoint name, options)
+    "lstm": ("lstm", []),
+    "rnnsearch_small": ("rnnsearch_small", []),
+    "rnnsearch_small bf16": ("rnnsearch_small", BFLOAT16),
+    "rnnencdec_small": ("rnnencdec_small", []),
+    "rnnencdec_small bf16": ("rnnencdec_small", BFLOAT16),
+}
+PAPER = [  # (arch, dtype, criterion)
+    ("rnnsearch_wmt14", "float32", "cross_entropy"), ("rnnsearch_wmt14", "float32", "chunked_cross_entropy"),
+    ("rnnsearch_wmt14", "bfloat16", "cross_entropy"), ("rnnsearch_wmt14", "bfloat16", "chunked_cross_entropy"),
+    ("rnnencdec_wmt14", "float32", "cross_entropy"), ("rnnencdec_wmt14", "bfloat16", "chunked_cross_entropy"),
+]
 PEER = "lstm"
 SECTIONS = ("train", "decode", "paper", "memory", "allocator")
+DEFAULT_SECTIONS = ("train", "decode", "paper", "memory")
 MALLOC = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")  # set by scripts/activate.sh
+ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
 
 
 # --------------------------------------------------------------------------- measurement (workers)
@@ -136,18 +170,20 @@ def counted_flops_per_token(step: Callable[[], int]) -> float:
     return counter.get_total_flops() / tokens
 
 
-def synthetic_step(arch: str, vocab: int, sentences: int, length: int, device: str,
-                   dtype: str = "float32") -> tuple[Callable[[], int], Any]:
+def synthetic_step(arch: str, vocab: int, sentences: int, length: int, device: str, dtype: str = "float32",
+                   criterion: str = "cross_entropy") -> tuple[Callable[[], int], Any]:
     """A training step of ``arch`` on random sentence pairs (T_x = T_y = length) with the paper's
-    Adadelta and gradient rescaling (B.2); returns (step, model)."""
+    Adadelta and gradient rescaling (B.2) and the cost per sentence; returns (step, model). On a CPU
+    bfloat16 is the plugin's --amp; on a GPU, autocast as fairseq's --amp."""
     from argparse import Namespace
     from types import SimpleNamespace
 
     import torch
+    from fairseq.criterions.cross_entropy import CrossEntropyCriterion
     from fairseq.data import Dictionary
     from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
-    import rnnsearch_plugin  # noqa: F401  (registers the architectures)
+    from rnnsearch_plugin.criterion import ChunkedCrossEntropyCriterion
 
     dictionary = Dictionary()
     for index in range(vocab):
@@ -156,20 +192,23 @@ def synthetic_step(arch: str, vocab: int, sentences: int, length: int, device: s
     ARCH_CONFIG_REGISTRY[arch](args)
     task = SimpleNamespace(source_dictionary=dictionary, target_dictionary=dictionary)
     model = ARCH_MODEL_REGISTRY[arch].build_model(args, task).to(device).train()
+    model.set_cpu_bfloat16(device == "cpu" and dtype == "bfloat16")
+    loss_of = {"cross_entropy": CrossEntropyCriterion, "chunked_cross_entropy": ChunkedCrossEntropyCriterion}[criterion](
+        task, sentence_avg=True)
     optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0, rho=0.95, eps=1e-6)
     generator = torch.Generator().manual_seed(0)
     source, target = (torch.randint(4, len(dictionary), (sentences, length), generator=generator).to(device)
                       for _ in range(2))
     previous = torch.cat([torch.full_like(target[:, :1], dictionary.eos()), target[:, :-1]], dim=1)
-    lengths = torch.full((sentences,), length, device=device)
-    autocast = torch.autocast(device, dtype=getattr(torch, dtype), enabled=dtype != "float32")
+    sample = {"net_input": {"src_tokens": source, "src_lengths": torch.full((sentences,), length, device=device),
+                            "prev_output_tokens": previous}, "target": target, "ntokens": target.numel()}
+    autocast = torch.autocast(device, dtype=getattr(torch, dtype), enabled=device != "cpu" and dtype != "float32")
 
     def step() -> int:
         with autocast:
-            logits = model(source, lengths, previous)[0]
-            loss = torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), target.flatten(), reduction="sum")
+            loss, sample_size, _ = loss_of(model, sample)
         optimizer.zero_grad()
-        (loss / sentences).backward()
+        (loss / sample_size).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         return target.numel()
@@ -177,11 +216,11 @@ def synthetic_step(arch: str, vocab: int, sentences: int, length: int, device: s
     return step, model
 
 
-def matmul_flops_per_second(device: str, size: int = 4096, repeats: int = 5) -> float:
-    """Best float32 throughput of a size x size x size matrix product."""
+def matmul_flops_per_second(device: str, dtype: str = "float32", size: int = 4096, repeats: int = 5) -> float:
+    """Best throughput of a size x size x size matrix product in ``dtype``."""
     import torch
 
-    a, b, product = (torch.randn(size, size, device=device) for _ in range(3))
+    a, b, product = (torch.randn(size, size, device=device).to(getattr(torch, dtype)) for _ in range(3))
 
     def multiply() -> int:
         torch.mm(a, b, out=product)
@@ -195,24 +234,31 @@ def paper_worker(job: dict[str, Any]) -> dict[str, Any]:
     from rnnsearch_plugin.flops import ModelSize, training_flops
 
     device, length, sentences = job["device"], job["length"], job["sentences"]
-    step, model = synthetic_step(job["arch"], job["vocab"], sentences, length, device, job["dtype"])
+    step, model = synthetic_step(job["arch"], job["vocab"], sentences, length, device, job["dtype"], job["criterion"])
     timed(device, [step] * job["warmup"])
+    reset_peak_memory(device)
     seconds, tokens = timed(device, [step] * job["updates"])
+    peak_mb = peak_memory_mb(device)
     flops = sentences * training_flops(ModelSize.of(model), length, length) * job["updates"] / seconds
-    peak = matmul_flops_per_second(device)
-    return {"seconds_per_update": seconds / job["updates"], "wps": tokens / seconds,
+    peak = matmul_flops_per_second(device, job["dtype"])
+    return {"seconds_per_update": seconds / job["updates"], "wps": tokens / seconds, "peak_mb": peak_mb,
             "model_flops_per_second": flops, "matmul_flops_per_second": peak, "mfu": flops / peak}
 
 
 def memory_worker(job: dict[str, Any]) -> dict[str, Any]:
-    step, _ = synthetic_step(job["arch"], job["vocab"], job["sentences"], job["length"], job["device"])
+    step, _ = synthetic_step(job["arch"], job["vocab"], job["sentences"], job["length"], job["device"],
+                             criterion=job["criterion"])
     step()  # allocates the optimizer's state; the peak below is a step's own
     reset_peak_memory(job["device"])
     step()
     return {"peak_mb": peak_memory_mb(job["device"])}
 
 
-WORKERS = {"train": train_worker, "paper": paper_worker, "memory": memory_worker}
+def peaks_worker(job: dict[str, Any]) -> dict[str, Any]:
+    return {dtype: matmul_flops_per_second(job["device"], dtype) for dtype in ("float32", "bfloat16")}
+
+
+WORKERS = {"train": train_worker, "paper": paper_worker, "memory": memory_worker, "peaks": peaks_worker}
 
 
 # --------------------------------------------------------------------------- orchestration
@@ -232,26 +278,34 @@ def device_flags(device: str) -> list[str]:
 
 def trainer_options(opts: argparse.Namespace) -> list[str]:
     return [str(opts.data), "--user-dir", "rnnsearch_plugin", "--task", "translation", "-s", "en", "-t", "fr",
-            "--optimizer", "adam", "--lr", "0.002", "--clip-norm", "1.0", "--criterion", "cross_entropy",
+            "--optimizer", "adam", "--lr", "0.002", "--clip-norm", "1.0",
             "--max-tokens", str(opts.max_tokens), "--seed", "1", "--num-workers", "0",
             "--data-buffer-size", "0", *device_flags(opts.device)]
 
 
+def variant_options(name: str) -> list[str]:
+    arch, options = VARIANTS[name]
+    return [*ARCHS[arch], *options]
+
+
 def train_job(opts: argparse.Namespace, name: str, save: Path | None = None) -> dict[str, Any]:
     """A train worker's job; ``save`` also counts the FLOPs (the report shows the last repeat's)."""
-    return {"args": [*trainer_options(opts), *MODELS[name]], "warmup": opts.warmup, "updates": opts.updates,
-            "device": opts.device, "save": str(save) if save else None, "count_flops": save is not None}
+    return {"args": [*trainer_options(opts), *variant_options(name)], "warmup": opts.warmup,
+            "updates": opts.updates, "device": opts.device, "save": str(save) if save else None,
+            "count_flops": save is not None}
 
 
 def train_section(opts: argparse.Namespace, checkpoints: Path) -> dict[str, Any]:
-    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in MODELS}
+    """Every variant, alternated; the last repeat of each architecture's first (float32,
+    cross_entropy) variant saves the checkpoint the decode section translates with."""
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in VARIANTS}
     for repeat in range(opts.repeats):
-        for name in MODELS:
-            last = repeat == opts.repeats - 1
-            runs[name].append(run_worker("train", train_job(opts, name, checkpoints / f"{name}.pt" if last else None)))
+        for name, (arch, _) in VARIANTS.items():
+            save = checkpoints / f"{arch}.pt" if repeat == opts.repeats - 1 and name == arch else None
+            runs[name].append(run_worker("train", train_job(opts, name, save)))
             print(f"| train {name} run {repeat + 1}: {runs[name][-1]['wps']:.0f} tokens/s", flush=True)
     return {"runs": runs, "command": " ".join(trainer_options(opts)),
-            "models": {k: " ".join(v) for k, v in MODELS.items()}}
+            "models": {name: " ".join(variant_options(name)) for name in VARIANTS}}
 
 
 def allocator_settings(env: Mapping[str, str]) -> str:
@@ -276,12 +330,12 @@ def allocator_section(opts: argparse.Namespace) -> dict[str, Any]:
     return {"settings": list(settings), "repeats": opts.repeats, "runs": runs}
 
 
-def generate(opts: argparse.Namespace, checkpoint: Path, beam: int) -> dict[str, float]:
+def generate(opts: argparse.Namespace, checkpoint: Path, beam: int, options: list[str]) -> dict[str, float]:
     command = ["fairseq-generate", str(opts.data), "--user-dir", "rnnsearch_plugin", "-s", "en", "-t", "fr",
                "--gen-subset", "test", "--path", str(checkpoint), "--beam", str(beam),
                "--batch-size", str(opts.gen_batch_size), "--min-len", str(opts.decode_length),
                "--max-len-a", "0", "--max-len-b", str(opts.decode_length), "--num-workers", "0",
-               *device_flags(opts.device)]
+               *device_flags(opts.device), *options]
     program = Path(sys.executable).parent / command[0]
     result = subprocess.run([str(program), *command[1:]], capture_output=True, text=True)
     found = re.search(r"Translated ([\d,]+) sentences \(([\d,]+) tokens\) in ([\d.]+)s", result.stderr)
@@ -294,36 +348,38 @@ def generate(opts: argparse.Namespace, checkpoint: Path, beam: int) -> dict[str,
 def decode_section(opts: argparse.Namespace, checkpoints: Path) -> dict[str, Any]:
     runs: dict[str, dict[str, list[dict[str, float]]]] = {}
     for beam in opts.beams:
-        runs[str(beam)] = {name: [] for name in MODELS}
+        runs[str(beam)] = {name: [] for name in DECODERS}
         for repeat in range(opts.repeats):
-            for name in MODELS:
-                runs[str(beam)][name].append(generate(opts, checkpoints / f"{name}.pt", beam))
+            for name, (arch, options) in DECODERS.items():
+                runs[str(beam)][name].append(generate(opts, checkpoints / f"{arch}.pt", beam, options))
                 print(f"| decode beam {beam} {name} run {repeat + 1}: "
                       f"{runs[str(beam)][name][-1]['sentences_per_second']:.1f} sentences/s", flush=True)
-    return {"runs": runs, "batch_size": opts.gen_batch_size, "length": opts.decode_length}
+    return {"runs": runs, "batch_size": opts.gen_batch_size, "length": opts.decode_length,
+            "options": {name: " ".join(options) for name, (_, options) in DECODERS.items()}}
 
 
 def paper_section(opts: argparse.Namespace) -> dict[str, Any]:
     rows = {}
-    dtypes = ["float32"] + (["float16", "bfloat16"] if opts.device == "cuda" else [])
-    for arch in ("rnnsearch_wmt14", "rnnencdec_wmt14"):
-        for dtype in dtypes:
-            job = {"arch": arch, "vocab": 30_000, "sentences": 80, "length": 50, "device": opts.device,
-                   "warmup": 1, "updates": opts.paper_updates, "dtype": dtype}
-            rows[f"{arch} {dtype}"] = run_worker("paper", job)
-            print(f"| paper {arch} {dtype}: {rows[f'{arch} {dtype}']}", flush=True)
+    for arch, dtype, criterion in PAPER:
+        job = {"arch": arch, "vocab": 30_000, "sentences": 80, "length": 50, "device": opts.device,
+               "warmup": 1, "updates": opts.paper_updates, "dtype": dtype, "criterion": criterion}
+        name = f"{arch} {dtype} {criterion}"
+        rows[name] = run_worker("paper", job)
+        print(f"| paper {name}: {rows[name]}", flush=True)
     return rows
 
 
 def memory_section(opts: argparse.Namespace) -> dict[str, Any]:
     rows: dict[str, dict[str, float]] = {}
     for arch in ("rnnsearch_small", "rnnencdec_small"):
-        rows[arch] = {}
-        for length in opts.lengths:
-            job = {"arch": arch, "vocab": 8000, "sentences": opts.memory_sentences, "length": length,
-                   "device": opts.device}
-            rows[arch][str(length)] = run_worker("memory", job)["peak_mb"]
-            print(f"| memory {arch} length {length}: {rows[arch][str(length)]:.0f} MB", flush=True)
+        for criterion in ("cross_entropy", "chunked_cross_entropy"):
+            name = f"{arch} {criterion}"
+            rows[name] = {}
+            for length in opts.lengths:
+                job = {"arch": arch, "vocab": 8000, "sentences": opts.memory_sentences, "length": length,
+                       "device": opts.device, "criterion": criterion}
+                rows[name][str(length)] = run_worker("memory", job)["peak_mb"]
+                print(f"| memory {name} length {length}: {rows[name][str(length)]:.0f} MB", flush=True)
     return {"sentences": opts.memory_sentences, "peak_mb": rows}
 
 
@@ -341,10 +397,12 @@ def environment(device: str) -> dict[str, str]:
     import fairseq
     import torch
 
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
+    cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
+    cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), platform.processor())
+    flags = set(next((line.split(":", 1)[1].split() for line in cpuinfo if line.startswith("flags")), []))
     described = torch.cuda.get_device_name() if device == "cuda" else f"{cpu}, {os.cpu_count()} cores"
-    return {"device": described, "torch": torch.__version__, "fairseq": fairseq.__version__,
+    return {"device": described, "isa_flags": " ".join(f for f in ISA_FLAGS if f in flags) or "none of " + ", ".join(ISA_FLAGS),
+            "torch": torch.__version__, "fairseq": fairseq.__version__,
             "python": platform.python_version(), "threads": str(torch.get_num_threads()),
             "allocator": allocator_settings(os.environ),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
@@ -357,6 +415,9 @@ def markdown(results: dict[str, Any]) -> str:
     lines = ["# Benchmark results", "",
              f"{env['device']}; torch {env['torch']} ({env['threads']} threads), fairseq {env['fairseq']}, "
              f"Python {env['python']}; {env['date']}.", "",
+             f"ISA flags: {env.get('isa_flags', 'not recorded')}. Matmul peaks (4096^3, best of 5): "
+             + ", ".join(f"{dtype} {flops / 1e9:.0f} GFLOP/s" for dtype, flops in results.get("peaks", {}).items()) + ".",
+             "",
              f"Allocator: `{env.get('allocator', 'glibc defaults')}`.", "",
              f"Command: `{results['command']}`", "",
              "What each optimisation bought, and the spread between runs: `changes.md`.", ""]
@@ -382,15 +443,25 @@ def markdown(results: dict[str, Any]) -> str:
             for name, runs in per_model.items():
                 speed = speed_cells([r["sentences_per_second"] for r in runs],
                                     [r["sentences_per_second"] for r in per_model[PEER]], 1)
-                rows.append([beam, f"`{name}`", *speed])
-        lines += markdown_table(["beam", "model", "sentences/s (median)", f"vs {PEER}: median (min-max)"], rows) + [""]
+                rows.append([beam, f"`{name}`", f"`{decode['options'][name]}`" if decode.get("options", {}).get(name) else "",
+                             *speed])
+        lines += markdown_table(["beam", "model", "options", "sentences/s (median)", f"vs {PEER}: median (min-max)"],
+                                rows) + [""]
     if "paper" in results:
-        lines += ["## Paper size: 30,000-word vocabularies, 80 pairs of length 50, Adadelta + clipping", ""]
-        rows = [[f"`{name}`", f"{r['seconds_per_update']:.2f}", f"{r['wps']:.0f}",
-                 f"{r['model_flops_per_second'] / 1e9:.1f}", f"{r['matmul_flops_per_second'] / 1e9:.1f}",
-                 f"{100 * r['mfu']:.0f}%"] for name, r in results["paper"].items()]
-        lines += markdown_table(["model, dtype", "s/update", "target tokens/s", "model GFLOP/s",
-                                 "matmul GFLOP/s", "MFU"], rows) + [""]
+        lines += ["## Paper size: 30,000-word vocabularies, 80 pairs of length 50, Adadelta + clipping", "",
+                  "MFU against the matmul peak of the step's dtype, measured in the same process; the speed-up "
+                  "against the same architecture in float32 with cross_entropy (what the plugin did before "
+                  "chunked_cross_entropy and --amp).", ""]
+        paper = results["paper"]
+        rows = []
+        for name, r in paper.items():
+            baseline = paper.get(f"{name.split()[0]} float32 cross_entropy", r)
+            rows.append([f"`{name}`", f"{r['seconds_per_update']:.2f}", f"{baseline['seconds_per_update'] / r['seconds_per_update']:.2f}",
+                         f"{r['wps']:.0f}", f"{r['model_flops_per_second'] / 1e9:.1f}",
+                         f"{r['matmul_flops_per_second'] / 1e9:.1f}", f"{100 * r['mfu']:.0f}%",
+                         f"{r['peak_mb']:.0f}" if "peak_mb" in r else "-"])
+        lines += markdown_table(["model, dtype, criterion", "s/update", "speed-up", "target tokens/s", "model GFLOP/s",
+                                 "matmul GFLOP/s", "MFU", "peak memory MB"], rows) + [""]
     if "memory" in results:
         memory = results["memory"]
         lengths = list(next(iter(memory["peak_mb"].values())))
@@ -417,7 +488,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--data", type=Path, help="binarized Multi30k En->Fr (prepare_data.py OUT/bin)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks"))
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    parser.add_argument("--sections", default=",".join(SECTIONS))
+    parser.add_argument("--sections", default=",".join(DEFAULT_SECTIONS), help=f"of {','.join(SECTIONS)}")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--updates", type=int, default=30)
@@ -448,6 +519,7 @@ def main(argv: list[str]) -> None:
     checkpoints.mkdir(exist_ok=True)
     results: dict[str, Any] = {"environment": environment(opts.device),
                                "command": " ".join(["python", "scripts/benchmark.py", *argv])}
+    results["peaks"] = run_worker("peaks", {"device": opts.device})
     if "train" in opts.sections or "decode" in opts.sections:
         results["train"] = train_section(opts, checkpoints)
     if "decode" in opts.sections:

@@ -8,8 +8,9 @@
 #
 # Environment: MULTI30K_DIR (local raw files; default: download from the official repository),
 # WORK (output folder, default work/quickstart), TRAIN_MINUTES (default 20), ARCH (default
-# rnnsearch_small; rnnencdec_small for the baseline), BEAM (default 5), ALIGNMENT_GOLD_DIR
-# (default: alignment-gold beside MULTI30K_DIR).
+# rnnsearch_small; rnnencdec_small for the baseline), BEAM (default 5), AMP (default 1: --amp,
+# bfloat16 products where the processor has them, else one line and float32; 0: float32),
+# ALIGNMENT_GOLD_DIR (default: alignment-gold beside MULTI30K_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -18,6 +19,8 @@ WORK=${WORK:-work/quickstart}
 TRAIN_MINUTES=${TRAIN_MINUTES:-20}
 ARCH=${ARCH:-rnnsearch_small}
 BEAM=${BEAM:-5}
+PRECISION=()
+[[ "${AMP:-1}" == 1 ]] && PRECISION=(--amp)
 DATA=$WORK/data
 CHECKPOINTS=$WORK/checkpoints/$ARCH
 
@@ -28,7 +31,7 @@ echo "| 2/5 training $ARCH for $TRAIN_MINUTES minutes (best checkpoint by valida
 mkdir -p "$CHECKPOINTS"  # fairseq opens --log-file before it creates --save-dir
 fairseq-train "$DATA/bin" --user-dir rnnsearch_plugin --task translation -s en -t fr \
   --arch "$ARCH" --optimizer adam --lr 0.002 --lr-scheduler fixed --clip-norm 1.0 \
-  --criterion cross_entropy --max-tokens 4000 \
+  --criterion chunked_cross_entropy --max-tokens 4000 "${PRECISION[@]}" \
   --stop-time-hours "$(python -c "print($TRAIN_MINUTES / 60)")" --validate-interval-updates 500 \
   --save-dir "$CHECKPOINTS" --no-epoch-checkpoints --save-interval-updates 500 --keep-interval-updates 1 \
   --log-interval 50 --num-workers 0 --data-buffer-size 0 --seed 1 --log-file "$CHECKPOINTS/train.log"
@@ -36,7 +39,7 @@ fairseq-train "$DATA/bin" --user-dir rnnsearch_plugin --task translation -s en -
 echo "| 3/5 translating test_2016_flickr (beam $BEAM) and scoring with sacreBLEU"
 fairseq-generate "$DATA/bin" --user-dir rnnsearch_plugin -s en -t fr --gen-subset test \
   --path "$CHECKPOINTS/checkpoint_best.pt" --beam "$BEAM" --batch-size 128 \
-  --remove-bpe sentencepiece > "$WORK/test.$ARCH.out"
+  --remove-bpe sentencepiece "${PRECISION[@]}" > "$WORK/test.$ARCH.out"
 rnnsearch-score "$WORK/test.$ARCH.out" --reference "$DATA/raw/test.fr" --output "$WORK/test.$ARCH.fr"
 
 echo "| 4/5 fairseq-interactive"

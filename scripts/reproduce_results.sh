@@ -63,14 +63,16 @@ on_core() {
 
 # train CORE CORPUS NAME FAIRSEQ_OPTIONS...: the quickstart's Adam set-up for MINUTES with the
 # given model and learning-rate options, validated every 500 updates and at every epoch's end,
-# best checkpoint by validation loss
+# best checkpoint by validation loss. Our models take the plugin's chunked_cross_entropy (the
+# same loss without B x T x vocabulary tensors), fairseq's lstm fairseq's cross_entropy.
 train() {
   local core=$1 corpus=$2 name=$3; shift 3
-  local dir=$WORK/checkpoints/$corpus/$name
+  local dir=$WORK/checkpoints/$corpus/$name criterion=chunked_cross_entropy
+  [[ "$name" == lstm* ]] && criterion=cross_entropy
   mkdir -p "$dir"
   log "training $name on $corpus (core $core, $MINUTES minutes): $dir/train.log"
   on_core "$core" fairseq-train "$WORK/$corpus/bin" --user-dir rnnsearch_plugin --task translation -s en -t fr "$@" \
-    --optimizer adam --clip-norm 1.0 --criterion cross_entropy --max-tokens 4000 \
+    --optimizer adam --clip-norm 1.0 --criterion "$criterion" --max-tokens 4000 \
     --stop-time-hours "$(python -c "print($MINUTES / 60)")" --validate-interval-updates 500 \
     --save-dir "$dir" --no-epoch-checkpoints --save-interval-updates 500 --keep-interval-updates 1 \
     --log-interval 100 --num-workers 0 --data-buffer-size 0 --seed "$SEED" --log-file "$dir/train.log" > /dev/null

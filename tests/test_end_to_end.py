@@ -91,7 +91,7 @@ def test_hydra_config_trains(multi30k, tmp_path):
 
 PAPER_CLI = (  # the README's fairseq-train line for RNNsearch-50 (Appendix B.2)
     "--arch rnnsearch_wmt14 --optimizer rnnsearch_adadelta --adadelta-rho 0.95 --adadelta-eps 1e-6 "
-    "--lr 1.0 --lr-scheduler fixed --clip-norm 1.0 --criterion cross_entropy --sentence-avg "
+    "--lr 1.0 --lr-scheduler fixed --clip-norm 1.0 --criterion chunked_cross_entropy --sentence-avg "
     "--batch-size 80 --max-source-positions 51 --max-target-positions 51 "
     "--skip-invalid-size-inputs-valid-test"
 ).split()

@@ -5,7 +5,7 @@ import torch
 from torch import Tensor
 
 from conftest import build, pad_batch
-from rnnsearch_plugin.activations import tanh
+from rnnsearch_plugin.activations import sigmoid_route, tanh
 
 SOURCES = [[4, 5, 6, 7, 2], [8, 9, 2], [10, 4, 11, 12, 13, 5, 2]]
 TARGETS = [[2, 4, 5, 6, 7, 8], [2, 9, 10], [2, 11, 12, 13, 14, 15, 16, 4]]  # prev_output_tokens
@@ -87,17 +87,52 @@ def test_batched_model_matches_literal_equations(kind, readout, pool, left_pad):
         torch.testing.assert_close(log_probs[b, : len(target)].double(), expected, rtol=0, atol=1e-5)
 
 
+@pytest.mark.parametrize("readout", ["previous", "current"])
+def test_batched_gradients_match_literal_equations(kind, readout):
+    """Every parameter's gradient through the batched model (where the operands that every step
+    shares, U_z, U_r, U, W_a, C and h_j, get theirs from one product after the loop:
+    step_products.py) against autograd through the literal transcription, float64."""
+    model = build(kind, readout_state=readout)
+    src = pad_batch(SOURCES, model.encoder.padding_idx, left=True)
+    prev = pad_batch(TARGETS, model.encoder.padding_idx, left=False)
+    logits = model(src, torch.tensor([len(s) for s in SOURCES]), prev)[0]
+    log_probs = torch.log_softmax(logits, dim=-1)  # in float64 (fairseq's get_normalized_probs takes float32)
+    weights = torch.rand(log_probs.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    lengths = [len(t) for t in TARGETS]
+    batched = sum((log_probs[b, :n] * weights[b, :n]).sum() for b, n in enumerate(lengths))
+    literal = sum((reference_log_probs(model, source, target, readout) * weights[b, : len(target)]).sum()
+                  for b, (source, target) in enumerate(zip(SOURCES, TARGETS)))
+    parameters = dict(model.named_parameters())
+    for name, ours, reference in zip(parameters, torch.autograd.grad(batched, list(parameters.values()), allow_unused=True),
+                                     torch.autograd.grad(literal, list(parameters.values()), allow_unused=True)):
+        if reference is None:  # a parameter the literal route does not read (the padding rows of E)
+            continue
+        torch.testing.assert_close(ours, reference, rtol=0, atol=1e-10, msg=name)
+
+
 @pytest.mark.parametrize("dtype,atol", [(torch.float64, 1e-15), (torch.float32, 2.5e-7)])
 def test_sigmoid_route_to_tanh_matches_torch_tanh_and_its_gradient(dtype, atol):
-    """The model's tanh (2 sigmoid(2x) - 1 on the CPU) against torch.tanh, values and gradients,
-    from 0 through saturation to values where 2x overflows a sigmoid's exp."""
+    """2 sigmoid(2x) - 1 (the model's tanh where torch's CPU kernels are AVX2 ones) against
+    torch.tanh, values and gradients, from 0 through saturation to values where 2x overflows a
+    sigmoid's exp."""
     x = torch.cat([torch.linspace(-30, 30, 20_001), torch.tensor([0.0, 1e-6, -1e-6, 200.0, -200.0])]).to(dtype)
     ours, reference = x.clone().requires_grad_(), x.clone().requires_grad_()
     grad = torch.rand_like(x)
-    trained = tanh(ours)  # training: through the autograd.Function
+    trained = sigmoid_route(ours)  # training: through the autograd.Function
     trained.backward(grad)
     torch.tanh(reference).backward(grad)
     torch.testing.assert_close(trained.detach(), torch.tanh(x), rtol=0, atol=atol)
     torch.testing.assert_close(ours.grad, reference.grad, rtol=0, atol=2 * atol)
     with torch.no_grad():  # decoding: the route without an autograd.Function
-        torch.testing.assert_close(tanh(ours), torch.tanh(x), rtol=0, atol=atol)
+        torch.testing.assert_close(sigmoid_route(ours), torch.tanh(x), rtol=0, atol=atol)
+    torch.testing.assert_close(tanh(x), torch.tanh(x), rtol=0, atol=atol)  # whichever route this CPU takes
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_half_precision_tanh_is_float32_tanh(dtype):
+    """On the CPU a half-precision tanh is taken in float32: float32 under autocast, else cast back."""
+    x = torch.linspace(-5, 5, 1001).to(dtype)
+    expected = torch.tanh(x.float())
+    assert torch.equal(tanh(x), expected.to(dtype))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert torch.equal(tanh(x), expected)

@@ -123,3 +123,33 @@ def test_interrupted_checkpoint_copy_leaves_the_previous_checkpoint(tmp_path):
     assert replacing_atomically(checkpoint_utils.PathManager.copy.__wrapped__)(str(new), str(good), overwrite=True)
     assert good.read_bytes() == new.read_bytes()
     assert checkpoint_utils.PathManager.copy.replaces_atomically  # installed by importing the plugin
+
+
+@pytest.mark.parametrize("visible,rank,local_rank,device", [
+    (0, 3, "1", 0),      # CPUs only: device 0, the only value fairseq accepts without CUDA
+    (8, 11, "3", 3),     # torchrun, 8 GPUs per machine: the process's LOCAL_RANK
+    (1, 5, "5", 0),      # one GPU visible per process (CUDA_VISIBLE_DEVICES set per task)
+    (2, 3, "3", 1),      # LOCAL_RANK beyond the visible GPUs: fairseq's rank modulo device count
+    (4, 6, None, 2),     # no LOCAL_RANK: fairseq's rule
+])
+def test_torchrun_process_gets_a_visible_gpu(monkeypatch, visible, rank, local_rank, device):
+    """fairseq's own entry point (infer_init_method) with torchrun's environment and a faked
+    number of visible GPUs: the device chosen, and the one CUDA is set to."""
+    from fairseq.dataclass.configs import DistributedTrainingConfig
+    from fairseq.distributed import utils as distributed_utils
+
+    chosen = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: visible > 0)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: visible)
+    monkeypatch.setattr(torch.cuda, "set_device", chosen.append)
+    environment = {"MASTER_ADDR": "localhost", "MASTER_PORT": "29500", "WORLD_SIZE": "16", "RANK": str(rank)}
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    if local_rank is None:
+        monkeypatch.delenv("LOCAL_RANK", raising=False)
+    else:
+        monkeypatch.setenv("LOCAL_RANK", local_rank)
+    cfg = DistributedTrainingConfig(distributed_world_size=16, tpu=False)
+    distributed_utils.infer_init_method(cfg)
+    assert (cfg.device_id, cfg.distributed_rank, cfg.distributed_world_size) == (device, rank, 16)
+    assert chosen == ([device] if device > 0 else [])

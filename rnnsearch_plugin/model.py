@@ -13,6 +13,7 @@ from fairseq.dataclass import ChoiceEnum, FairseqDataclass
 from fairseq.models import FairseqEncoderDecoderModel, register_model, register_model_architecture
 from fairseq.utils import safe_getattr
 
+from .alignment_options import check_options
 from .cli_errors import UserInputError
 from .decoder import READOUT_STATES, ConditionalGRUDecoder
 from .encoder import RecurrentEncoder
@@ -125,6 +126,12 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
                     "(dict.*.txt) the model was trained with"
                 )
         return super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
+
+    def prepare_for_inference_(self, cfg: Any) -> None:
+        """fairseq's preparation for generation, after refusing in one line the alignment options
+        (--print-alignment, --replace-unk) this model cannot serve (``alignment_options``)."""
+        check_options(self, cfg.generation)
+        super().prepare_for_inference_(cfg)
 
     @classmethod
     def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str = "model.pt",

@@ -127,6 +127,22 @@ def test_api_score_equals_the_beam_searchs_own_scores(hub):
         assert result["positional_scores"] == pytest.approx(hypos[0]["positional_scores"], abs=1e-4)
 
 
+def test_api_generate_prints_alignments_after_translate(hub):
+    """print_alignment asked of generate once translate has prepared the model without it: the
+    hard links are each target token's most attended source token in a forced pass."""
+    sentences = ["A man in a blue shirt is standing on a ladder.", "Two dogs play in the snow."]
+    hub.translate(sentences, beam=3)
+    for alignment in ("hard", True):
+        for sentence, hypos in zip(sentences, hub.generate([hub.encode(s) for s in sentences], beam=3,
+                                                           print_alignment=alignment)):
+            (_, weights), = hub.forced([hub.encode(sentence)], [hypos[0]["tokens"]])
+            expected = [(int(weights[t, :-1].argmax()), t) for t in range(len(weights) - 1)]  # no </s>
+            assert [(int(s), int(t)) for s, t in hypos[0]["alignment"]] == expected
+    soft = hub.generate([hub.encode(sentences[0])], beam=3, print_alignment="soft")[0][0]["alignment"]
+    assert len(soft) == len(hub.generate([hub.encode(sentences[0])], beam=3)[0][0]["tokens"])
+    assert not hub.models[0].decoder.need_attn  # as prepared: the search keeps no attention
+
+
 def test_api_alignment_equals_fairseq_generates_soft_alignment(hub, multi30k, checkpoint, tmp_path):
     """Two routes to alpha_ij: the weights beam search recorded (fairseq-generate
     --print-alignment soft) and a teacher-forced pass over the same hypothesis (the API)."""

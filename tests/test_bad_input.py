@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import run
+from conftest import TINY, run
 
 
 def interactive(multi30k: Path, checkpoint: Path, stdin: str, *options: str, check: bool = True):
@@ -213,3 +213,32 @@ def test_only_the_users_mistakes_become_one_line(error, one_line, monkeypatch, c
         assert reached == [] and one_line in printed and len(printed.splitlines()) == 1
         assert ("diverged" in printed) == str(error).startswith("gradients are Nan/Inf")
 
+
+@pytest.fixture(scope="module")
+def rnnencdec_checkpoint(multi30k, tmp_path_factory) -> Path:
+    """An RNNencdec checkpoint after one update: enough to load and generate with."""
+    save_dir = tmp_path_factory.mktemp("rnnencdec")
+    run("fairseq-train", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
+        "-s", "en", "-t", "fr", "--arch", "rnnencdec_small", *TINY, "--optimizer", "adam", "--max-tokens", "1000",
+        "--max-update", "1", "--disable-validation", "--no-save-optimizer-state", "--save-dir", str(save_dir),
+        "--num-workers", "0")
+    return save_dir / "checkpoint_last.pt"
+
+
+def test_alignment_options_on_rnnencdec_stop_in_one_line(multi30k, rnnencdec_checkpoint):
+    """--print-alignment and --replace-unk read the attention, which RNNencdec does not have."""
+    generated = run("fairseq-generate", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en", "-t",
+                    "fr", "--path", str(rnnencdec_checkpoint), "--gen-subset", "test", "--print-alignment", check=False)
+    assert_one_line_error(generated, "fairseq-generate: error: RNNencdec has no attention")
+    replaced = interactive(multi30k, rnnencdec_checkpoint, "A dog .\n", "--replace-unk", "", check=False)
+    assert_one_line_error(replaced, "fairseq-interactive: error: RNNencdec has no attention")
+
+
+def test_replace_unk_names_the_option_it_needs(multi30k, checkpoint):
+    """fairseq computes alignments only with --print-alignment: without it, --replace-unk would
+    fail at the first <unk>. fairseq-generate's own check (raw text data) is one line too."""
+    replaced = interactive(multi30k, checkpoint, "A dog .\n", "--replace-unk", "", check=False)
+    assert_one_line_error(replaced, "--replace-unk copies the source word", "add --print-alignment")
+    generated = run("fairseq-generate", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en", "-t",
+                    "fr", "--path", str(checkpoint), "--replace-unk", "", check=False)
+    assert_one_line_error(generated, "fairseq-generate: error: --replace-unk requires a raw text dataset")

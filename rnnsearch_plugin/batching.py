@@ -23,6 +23,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 from fairseq.data import data_utils
 
+from .patching import wrap_once
+
 Batcher = Callable[..., list[np.ndarray]]
 
 
@@ -52,11 +54,9 @@ def keeping_every_sentence(batch_by_size: Batcher) -> Batcher:
             batches.append(indices[covered:])
         return batches
 
-    batch_keeping_tail.keeps_every_sentence = True  # type: ignore[attr-defined]
     return batch_keeping_tail
 
 
 def install() -> None:
-    """Replace ``fairseq.data.data_utils.batch_by_size`` (idempotent)."""
-    if not getattr(data_utils.batch_by_size, "keeps_every_sentence", False):
-        data_utils.batch_by_size = keeping_every_sentence(data_utils.batch_by_size)
+    """Replace ``fairseq.data.data_utils.batch_by_size``."""
+    wrap_once(data_utils, "batch_by_size", keeping_every_sentence)

@@ -27,6 +27,8 @@ from typing import Any, Callable
 
 from fairseq import checkpoint_utils
 
+from .patching import wrap_once
+
 logger = logging.getLogger(__name__)
 Copy = Callable[..., bool]
 Rename = Callable[[str, str], None]
@@ -67,7 +69,6 @@ def replacing_atomically(copy: Copy) -> Copy:
             raise
         return True
 
-    copy_then_rename.replaces_atomically = True  # type: ignore[attr-defined]
     return copy_then_rename
 
 
@@ -80,7 +81,6 @@ def syncing(rename: Rename) -> Rename:
             return rename(src, dst)
         return durable_replace(src, dst)
 
-    rename_durably.replaces_atomically = True  # type: ignore[attr-defined]
     return rename_durably
 
 
@@ -103,16 +103,11 @@ def sweeping_stale_temporaries(load_checkpoint: Callable[..., Any]) -> Callable[
             remove_stale_temporaries(cfg.save_dir)
         return load_checkpoint(cfg, trainer, **passthrough_args)
 
-    sweep_then_load.replaces_atomically = True  # type: ignore[attr-defined]
     return sweep_then_load
 
 
 def install() -> None:
-    """Wrap ``PathManager.copy`` and ``.rename`` and ``checkpoint_utils.load_checkpoint`` (idempotent)."""
-    manager = checkpoint_utils.PathManager
-    if not getattr(manager.copy, "replaces_atomically", False):
-        manager.copy = staticmethod(replacing_atomically(manager.copy))
-    if not getattr(manager.rename, "replaces_atomically", False):
-        manager.rename = staticmethod(syncing(manager.rename))
-    if not getattr(checkpoint_utils.load_checkpoint, "replaces_atomically", False):
-        checkpoint_utils.load_checkpoint = sweeping_stale_temporaries(checkpoint_utils.load_checkpoint)
+    """Wrap ``PathManager.copy`` and ``.rename`` and ``checkpoint_utils.load_checkpoint``."""
+    wrap_once(checkpoint_utils.PathManager, "copy", replacing_atomically, static=True)
+    wrap_once(checkpoint_utils.PathManager, "rename", syncing, static=True)
+    wrap_once(checkpoint_utils, "load_checkpoint", sweeping_stale_temporaries)

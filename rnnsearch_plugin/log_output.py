@@ -21,6 +21,8 @@ from typing import Any, Callable
 
 from fairseq.logging import progress_bar as progress_bars
 
+from .patching import wrap_once
+
 VERSION_BASE_WARNING = r"\s*The version_base parameter is not specified"
 
 
@@ -44,12 +46,10 @@ def logging_each_line_once(progress_bar: Callable[..., Any]) -> Callable[..., An
         drop_repeated_file_handlers(progress_bars.logger)
         return bar
 
-    progress_bar_with_one_file_handler.logs_each_line_once = True  # type: ignore[attr-defined]
     return progress_bar_with_one_file_handler
 
 
 def install() -> None:
-    """Wrap ``progress_bar.progress_bar`` (idempotent); ignore hydra's version_base warning."""
-    if not getattr(progress_bars.progress_bar, "logs_each_line_once", False):
-        progress_bars.progress_bar = logging_each_line_once(progress_bars.progress_bar)
+    """Wrap ``progress_bar.progress_bar``; ignore hydra's version_base warning."""
+    wrap_once(progress_bars, "progress_bar", logging_each_line_once)
     warnings.filterwarnings("ignore", message=VERSION_BASE_WARNING, category=UserWarning, append=True)

@@ -135,7 +135,7 @@ def test_interrupted_checkpoint_copy_leaves_the_previous_checkpoint(tmp_path):
     assert good.read_bytes() == b"good checkpoint" and not good.with_name(good.name + ".tmp").exists()
     assert replacing_atomically(checkpoint_utils.PathManager.copy.__wrapped__)(str(new), str(good), overwrite=True)
     assert good.read_bytes() == new.read_bytes()
-    assert checkpoint_utils.PathManager.copy.replaces_atomically  # installed by importing the plugin
+    assert checkpoint_utils.PathManager.copy.wrapped_by.endswith("replacing_atomically")  # installed by the plugin
 
 
 def test_checkpoint_data_reaches_the_disk_before_its_name_does(tmp_path, monkeypatch):

@@ -12,7 +12,6 @@ and renamed when complete.
 """
 import argparse
 import os
-import pickle
 import re
 import sys
 from pathlib import Path
@@ -30,8 +29,8 @@ def fail(message: str) -> NoReturn:
 def load_weights_only(path: Path) -> dict[str, Any]:
     try:
         return checkpoint_safety.load(path, map_location="cpu")
-    except pickle.UnpicklingError as error:
-        fail(f"{path} is not a loadable fairseq checkpoint ({checkpoint_safety.refusal_reason(error)})")
+    except checkpoint_safety.RefusedCheckpointError as error:
+        fail(f"{path} is not a loadable fairseq checkpoint ({error.reason})")
     except checkpoint_safety.DamagedCheckpointError as error:
         fail(str(error))
 

@@ -12,12 +12,13 @@ options as an ``argparse.Namespace``. ``install`` allows exactly that class and 
 ``checkpoint_utils`` load through ``load``, which passes ``weights_only=True`` explicitly, so
 fairseq-train (resuming), fairseq-generate, fairseq-interactive, the Python API and
 ``rnnsearch-average-checkpoints`` load every fairseq checkpoint while a crafted one is still
-refused, with that variable set too. A file torch cannot read at all (truncated, corrupted)
-raises ``DamagedCheckpointError`` naming it. Delete the ``checkpoint_utils`` part once fairseq
+refused (``RefusedCheckpointError``), with that variable set too. A file torch cannot read at
+all (truncated, corrupted) raises ``DamagedCheckpointError`` naming it. Delete the ``checkpoint_utils`` part once fairseq
 passes ``weights_only=True`` itself.
 """
 import argparse
 import pickle
+import pickletools
 import re
 import types
 import zipfile
@@ -27,10 +28,21 @@ import torch
 from fairseq import checkpoint_utils
 
 SAFE_GLOBALS = [argparse.Namespace]
-# what torch.load raises on a file it cannot parse; a refusal is an UnpicklingError naming a global
+# what torch.load raises on a file it cannot parse
 UNREADABLE = (pickle.UnpicklingError, RuntimeError, EOFError, OSError, ValueError, IndexError, KeyError,
               zipfile.BadZipFile)
 MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
+
+
+class RefusedCheckpointError(pickle.UnpicklingError):
+    """A whole checkpoint that the weights-only unpickler refuses: it is not plain weights."""
+
+    def __init__(self, error: BaseException) -> None:
+        named = refused_global(error)
+        self.reason = (f"it names {named}, which is not allowed" if named else
+                       f"it holds what the weights-only unpickler does not read: {first_words(error)}")
+        super().__init__("refused to load a checkpoint that is not plain fairseq weights, since unpickling it "
+                         f"could run code ({self.reason}); load only checkpoints you trust")
 
 
 class DamagedCheckpointError(ValueError):
@@ -49,29 +61,40 @@ def first_words(error: BaseException) -> str:
 
 
 def refused_global(error: BaseException) -> Optional[str]:
-    """The global (module.name) that the weights-only unpickler refused, or None when ``error``
-    is no such refusal. A damaged pickle can name a garbled global, which is not a name."""
+    """The global (module.name) that the weights-only unpickler refused, if ``error`` names one;
+    a damaged pickle can name a garbled global, which is not a name."""
     named = re.search(r"GLOBAL ([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?=[ \n]|$)", str(error))
-    return named[1] if isinstance(error, pickle.UnpicklingError) and named else None
+    return named[1] if named else None
 
 
-def refusal_reason(error: BaseException) -> str:
-    """What the weights-only unpickler refused, in a few words (torch's message is long)."""
-    return f"it names {refused_global(error)}, which is not allowed"
+def pickle_is_whole(file: Any) -> bool:
+    """Whether the pickle of a checkpoint in torch's zip format (its ``data.pkl``) decodes opcode
+    by opcode, which ``pickletools`` does without running anything, and its CRC holds: then a
+    refusal (a newer pickle protocol, say) is not damage."""
+    try:
+        if hasattr(file, "seek"):
+            file.seek(0)
+        with zipfile.ZipFile(file) as archive:
+            name = next(name for name in archive.namelist() if name.endswith("data.pkl"))
+            for _ in pickletools.genops(archive.read(name)):
+                pass
+        return True
+    except Exception:  # any failure to read it back is damage
+        return False
 
 
 def load(file: Any, *args: Any, **kwargs: Any) -> Any:
     """``torch.load(file, ..., weights_only=True)``, with ``weights_only`` passed explicitly so that
-    no environment variable turns it off. Raises ``pickle.UnpicklingError`` for a refused global,
-    ``DamagedCheckpointError`` for a file that cannot be read."""
+    no environment variable turns it off. Raises ``RefusedCheckpointError`` for a checkpoint that
+    is not plain weights, ``DamagedCheckpointError`` for a file that cannot be read."""
     kwargs["weights_only"] = True
     try:
         return torch.load(file, *args, **kwargs)
     except MISSING:
         raise
     except UNREADABLE as error:
-        if refused_global(error) is not None:
-            raise
+        if isinstance(error, pickle.UnpicklingError) and (refused_global(error) or pickle_is_whole(file)):
+            raise RefusedCheckpointError(error) from error
         raise DamagedCheckpointError(str(getattr(file, "name", file)), error) from error
 
 

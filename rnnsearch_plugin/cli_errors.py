@@ -6,8 +6,8 @@ as ``PROGRAM: error: MESSAGE`` and exit with status 1:
 - ``UserInputError``: raised by the plugin for what it can diagnose itself (a dictionary
   that does not match the checkpoint, for instance);
 - a missing file or folder (a wrong data directory, checkpoint path or dictionary);
-- a checkpoint refused by the weights-only unpickler (it names code to run), or one that is
-  damaged (truncated or corrupted, ``checkpoint_safety``);
+- a checkpoint refused by the weights-only unpickler (not plain weights: it could run code), or
+  one that is damaged (truncated or corrupted, ``checkpoint_safety``);
 - the command's own checks of its options (an ``AssertionError`` raised in ``fairseq_cli``,
   such as "--replace-unk requires a raw text dataset");
 - fairseq's "Size of sample ... is invalid": a sentence longer than the limits;
@@ -23,13 +23,12 @@ too. Nothing changes for a Python program that imports the plugin: the hook is i
 in fairseq's console commands.
 """
 import os
-import pickle
 import sys
 import traceback as tracebacks
 from types import TracebackType
 from typing import Optional
 
-from .checkpoint_safety import MISSING, DamagedCheckpointError, refusal_reason, refused_global
+from .checkpoint_safety import MISSING, DamagedCheckpointError, RefusedCheckpointError
 
 FULL_TRACEBACK = "HYDRA_FULL_ERROR"
 
@@ -47,13 +46,10 @@ def raised_by_a_command(error: BaseException) -> bool:
 def explain(error: BaseException) -> Optional[str]:
     """The one-line message for a user mistake, or None for anything else."""
     message = str(error)
-    if isinstance(error, (UserInputError, DamagedCheckpointError)):
+    if isinstance(error, (UserInputError, DamagedCheckpointError, RefusedCheckpointError)):
         return message
     if isinstance(error, MISSING) and error.filename is not None:
         return f"{error.strerror}: {error.filename!r} (check the data directory and file paths)"
-    if isinstance(error, pickle.UnpicklingError) and refused_global(error):
-        return ("refused to load a checkpoint that is not plain fairseq weights, since unpickling "
-                f"it could run code ({refusal_reason(error)}); load only checkpoints you trust")
     if isinstance(error, AssertionError) and message and raised_by_a_command(error):
         return message
     if type(error) is Exception and message.startswith("Size of sample"):

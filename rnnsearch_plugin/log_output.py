@@ -2,10 +2,11 @@
 ``version_base`` warning.
 
 - ``fairseq.logging.progress_bar.progress_bar`` (fairseq 0.12.x) adds a ``logging.FileHandler``
-  for ``--log-file`` to its module's logger every time it is called, and fairseq-train calls it
-  for every epoch and every validation: the file repeats each progress line once more per call
-  (the quickstart's 15-epoch ``train.log`` held up to 15 copies). ``install`` wraps it so that
-  the logger keeps one handler per file, the first. Delete once fairseq adds it once.
+  for ``--log-file`` to its module's logger every time it is called with one, and fairseq-train
+  does so at the start of every epoch: epoch k's progress lines appear k times in the file
+  (the quickstart's 15-epoch ``train.log`` held up to 15 copies; validation's lines go
+  through the same logger). ``install`` wraps it so that the logger keeps one handler per
+  file, the first. Delete once fairseq adds it once.
 - hydra >= 1.2 warns, in a three-line block, each time fairseq composes its configuration
   (``convert_namespace_to_omegaconf``) without a ``version_base``, which fairseq 0.12 cannot
   pass; hydra then assumes version 1.1, the behaviour fairseq was written for. ``install``

@@ -6,11 +6,13 @@ architectures, optimizer and criterion (``chunked_cross_entropy``, ``criterion.p
 (``checkpoint_safety.py``), never lets a half-written copy replace a good checkpoint
 (``checkpoint_writing.py``), makes fairseq-interactive serve every line it is given
 (``interactive_input.py``), lets torchrun start data-parallel training on CPUs
-(``distributed_launch.py``) and makes fairseq's commands report user mistakes in one line
-(``cli_errors.py``). The Python API: ``load`` (``hub.py``).
+(``distributed_launch.py``), makes fairseq's commands report user mistakes in one line
+(``cli_errors.py``) and log each ``--log-file`` line once, without hydra's version_base
+warning (``log_output.py``). The Python API: ``load`` (``hub.py``).
 """
 from . import (
     batching, checkpoint_safety, checkpoint_writing, cli_errors, cpu_amp, distributed_launch, interactive_input,
+    log_output,
 )
 from .hub import Alignment, RNNSearchHubInterface, load
 from .criterion import ChunkedCrossEntropyCriterion
@@ -24,5 +26,6 @@ cli_errors.install()
 cpu_amp.install()
 interactive_input.install()
 distributed_launch.install()
+log_output.install()
 
 __all__ = ["RNNSearchModel", "RNNEncDecModel", "PaperAdadelta", "ChunkedCrossEntropyCriterion", "load", "RNNSearchHubInterface", "Alignment"]

@@ -5,16 +5,15 @@
 
 fairseq's scripts/average_checkpoints.py calls ``torch.load`` in a way that fails on
 torch >= 2.6 for fairseq checkpoints. This command loads each file with the weights-only
-unpickler (``checkpoint_safety``), so a crafted checkpoint is refused instead of run. The
+unpickler (``checkpoint_safety.load``, whatever ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` says), so a
+crafted checkpoint is refused instead of run, and a damaged one is named as such. The
 result keeps the first checkpoint's configuration and is written under a temporary name
 and renamed when complete.
 """
 import argparse
 import os
-import pickle
 import re
 import sys
-import zipfile
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -29,11 +28,11 @@ def fail(message: str) -> NoReturn:
 
 def load_weights_only(path: Path) -> dict[str, Any]:
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as error:
-        fail(f"{path} is not a loadable fairseq checkpoint ({checkpoint_safety.refusal_reason(error)})")
-    except (RuntimeError, EOFError, zipfile.BadZipFile, OSError) as error:
-        fail(f"{path} is not a loadable fairseq checkpoint ({error})")
+        return checkpoint_safety.load(path, map_location="cpu")
+    except checkpoint_safety.RefusedCheckpointError as error:
+        fail(f"{path} is not a loadable fairseq checkpoint ({error.reason})")
+    except checkpoint_safety.DamagedCheckpointError as error:
+        fail(str(error))
 
 
 def average(paths: list[Path]) -> dict[str, Any]:

@@ -7,12 +7,23 @@ every dataset it batches, in training, validation, generation and interactive tr
 The compiled batching routine itself (``data_utils_fast.batch_by_size_vec``) keeps every
 sentence; only that Python line drops them. Its batches are consecutive slices of
 ``indices``, so the dropped batch is exactly the uncovered tail, which is put back here.
+
+What the put-back batch does: it holds the last N mod m sentences of ``indices`` (m =
+``--required-batch-size-multiple``), which fairseq orders by length, so the longest ones, and
+it is the one batch whose size is not a multiple of m (fairseq's own batches are not either
+when fewer than m sentences fit ``--max-tokens``). It comes after fairseq's batches:
+validation and generation run it last; training shuffles each epoch's batches with the run's
+seed, so it takes a random place in the epoch, the same in every run with the same seed,
+including one resumed mid-epoch from a checkpoint (fairseq rebuilds the same batches and the
+same order, then skips the updates already done; tested).
 """
 import functools
 from typing import Any, Callable, Optional
 
 import numpy as np
 from fairseq.data import data_utils
+
+from .patching import wrap_once
 
 Batcher = Callable[..., list[np.ndarray]]
 
@@ -43,11 +54,9 @@ def keeping_every_sentence(batch_by_size: Batcher) -> Batcher:
             batches.append(indices[covered:])
         return batches
 
-    batch_keeping_tail.keeps_every_sentence = True  # type: ignore[attr-defined]
     return batch_keeping_tail
 
 
 def install() -> None:
-    """Replace ``fairseq.data.data_utils.batch_by_size`` (idempotent)."""
-    if not getattr(data_utils.batch_by_size, "keeps_every_sentence", False):
-        data_utils.batch_by_size = keeping_every_sentence(data_utils.batch_by_size)
+    """Replace ``fairseq.data.data_utils.batch_by_size``."""
+    wrap_once(data_utils, "batch_by_size", keeping_every_sentence)

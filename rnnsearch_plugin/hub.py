@@ -22,6 +22,7 @@ import torch
 from fairseq.data import LanguagePairDataset
 from fairseq.hub_utils import GeneratorHubInterface
 
+from .alignment_options import returning_attention
 from .interactive_input import source_limit, warn_truncated
 
 
@@ -57,6 +58,14 @@ class RNNSearchHubInterface(GeneratorHubInterface):
     with forced decoding: ``score`` and ``align`` of given sentence pairs. ``translate(...,
     unkpen=math.inf)`` forbids <unk> in the search (Table 1's "No UNK" setting). A sentence
     longer than the source limit is truncated with a warning, as in fairseq-interactive."""
+
+    def generate(self, tokenized_sentences: Any, *args: Any, **kwargs: Any) -> Any:
+        """fairseq's ``generate``; ``print_alignment`` ("hard", True, or "soft") also works after
+        the model was prepared for inference without it (``alignment_options``)."""
+        if kwargs.get("print_alignment") is True:
+            kwargs["print_alignment"] = "hard"  # as the bare --print-alignment
+        with returning_attention(self.models, kwargs.get("print_alignment")):
+            return super().generate(tokenized_sentences, *args, **kwargs)
 
     def encode(self, sentence: str) -> torch.LongTensor:
         tokens = super().encode(sentence)

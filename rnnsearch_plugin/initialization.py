@@ -4,6 +4,9 @@
 - W_a and U_a of the alignment model: N(0, 0.001^2);
 - v_a and every bias: 0;
 - every other weight matrix (embeddings included): N(0, 0.01^2).
+
+A.2 omits the biases ("we omit all bias terms"); the implementation has b_z, b_r, b on the
+inputs of each GRU and one on each of W_s, U_a (b_a), U_o and W_o, and no others.
 """
 from torch import nn
 

@@ -16,6 +16,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any, Callable, Optional
 
+from .patching import wrap_once
+
 logger = logging.getLogger(__name__)
 
 MakeBatches = Callable[..., Iterator[Any]]
@@ -65,13 +67,12 @@ def truncating_long_lines(make_batches: MakeBatches) -> MakeBatches:
 
         return make_batches(lines, cfg, task, max_positions, encode_within_limit)
 
-    make_batches_within_limit.truncates_long_lines = True  # type: ignore[attr-defined]
     return make_batches_within_limit
 
 
 def install() -> None:
     interactive = sys.modules.get("fairseq_cli.interactive")
-    if interactive is None or getattr(interactive.make_batches, "truncates_long_lines", False):
+    if interactive is None:
         return
     interactive.buffered_read = read_lines
-    interactive.make_batches = truncating_long_lines(interactive.make_batches)
+    wrap_once(interactive, "make_batches", truncating_long_lines)

@@ -17,6 +17,7 @@ from fairseq.models import FairseqEncoderDecoderModel, register_model, register_
 from fairseq.utils import safe_getattr
 from omegaconf import II
 
+from .alignment_options import check_options
 from .cli_errors import UserInputError
 from .decoder import READOUT_STATES, ConditionalGRUDecoder
 from .encoder import RecurrentEncoder
@@ -129,8 +130,11 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
 
     def prepare_for_inference_(self, cfg: Any) -> None:
         """fairseq-generate, fairseq-interactive and the hub call this once the model is on its
-        device: with --amp on a CPU the model translates in bfloat16, its weights stored in
-        bfloat16 once (autocast would cast them again at every decoding step)."""
+        device. It refuses in one line the alignment options (--print-alignment, --replace-unk)
+        this model cannot serve (``alignment_options``); with --amp on a CPU the model translates
+        in bfloat16, its weights stored in bfloat16 once (autocast would cast them again at every
+        decoding step)."""
+        check_options(self, cfg.generation)
         on_cpu = next(self.parameters()).device.type == "cpu"
         if self.set_cpu_bfloat16(on_cpu and bool(safe_getattr(cfg.common, "amp", False))):
             self.to(torch.bfloat16)

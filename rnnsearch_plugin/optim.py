@@ -10,8 +10,11 @@ the L2 norm of the whole gradient rescaled to the threshold (1) whenever it exce
 ``torch.optim.Adadelta`` computes exactly these updates. fairseq's ``--clip-norm`` scales by
 max_norm / (||g|| + 1e-6), so a clipped gradient ends up slightly below the threshold;
 ``clip_grad_norm`` here rescales to exactly max_norm / ||g||, as B.2 says. Use it as
-``--optimizer rnnsearch_adadelta --lr 1.0 --lr-scheduler fixed --clip-norm 1.0``.
+``--optimizer rnnsearch_adadelta --lr 1.0 --lr-scheduler fixed --clip-norm 1.0``: without the
+last two fairseq's defaults apply (``--lr 0.25``, no clipping), which is not B.2, and the
+optimizer says so in one warning line at start-up.
 """
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -22,6 +25,8 @@ from omegaconf import II
 
 from .precision import at_least_float32
 
+logger = logging.getLogger(__name__)
+
 
 @dataclass
 class PaperAdadeltaConfig(FairseqDataclass):
@@ -29,12 +34,21 @@ class PaperAdadeltaConfig(FairseqDataclass):
     adadelta_eps: float = field(default=1e-6, metadata={"help": "epsilon (B.2: 1e-6)"})
     weight_decay: float = field(default=0.0, metadata={"help": "weight decay (none in B.2)"})
     lr: list[float] = II("optimization.lr")
+    clip_norm: float = II("optimization.clip_norm")
+
+
+def warn_unless_appendix_b2(cfg: Any) -> None:
+    """One warning line when --lr or --clip-norm is not B.2's (1.0 each)."""
+    if (cfg.lr[0], cfg.clip_norm) != (1.0, 1.0):
+        logger.warning(f"rnnsearch_adadelta runs with --lr {cfg.lr[0]} --clip-norm {cfg.clip_norm}, not "
+                       "Appendix B.2's --lr 1.0 --clip-norm 1.0 (fairseq's defaults are --lr 0.25, no clipping)")
 
 
 @register_optimizer("rnnsearch_adadelta", dataclass=PaperAdadeltaConfig)
 class PaperAdadelta(FairseqOptimizer):
     def __init__(self, cfg: Any, params: Any) -> None:
         super().__init__(cfg)
+        warn_unless_appendix_b2(cfg)
         self._optimizer = torch.optim.Adadelta(params, **self.optimizer_config)
 
     @property

@@ -127,6 +127,67 @@ def test_api_score_equals_the_beam_searchs_own_scores(hub):
         assert result["positional_scores"] == pytest.approx(hypos[0]["positional_scores"], abs=1e-4)
 
 
+def sources_of_distinct_lengths(hub, multi30k, count: int) -> list[torch.Tensor]:
+    """The first ``count`` validation sources whose token counts all differ (one batch of them
+    has a single row order: longest first)."""
+    chosen: dict[int, torch.Tensor] = {}
+    for sentence in read_lines(multi30k / "raw" / "valid.en"):
+        tokens = hub.encode(sentence)
+        chosen.setdefault(len(tokens), tokens)
+        if len(chosen) == count:
+            return list(chosen.values())
+    raise AssertionError("too few lengths")
+
+
+def test_every_nbest_hypothesis_has_its_forced_decoding_score(hub, multi30k):
+    """Beam 5, all 5 hypotheses of each of 12 sentences in one batch, in which sentences finish at
+    different steps and some leave from the middle of the batch: each hypothesis's per-token
+    scores and length-normalised score equal a teacher-forced pass over it (the API's score)."""
+    sources = sources_of_distinct_lengths(hub, multi30k, 12)
+    hypotheses = hub.generate(sources, beam=5, nbest=5, max_len_b=40)
+    rows = sorted(range(len(sources)), key=lambda i: -len(sources[i]))  # the batch's order
+    finished = [max(len(h["tokens"]) for h in hypotheses[i]) for i in rows]  # the step each one left
+    assert any(max(finished[:r]) > finished[r] < max(finished[r + 1:]) for r in range(1, len(rows) - 1)), finished
+    for source, hypos in zip(sources, hypotheses):
+        assert len(hypos) == 5
+        forced = hub.forced([source] * 5, [h["tokens"] for h in hypos])
+        for hypothesis, (scores, _) in zip(hypos, forced):
+            torch.testing.assert_close(hypothesis["positional_scores"], scores, rtol=0, atol=2e-5)
+            assert hypothesis["score"].item() == pytest.approx(scores.sum().item() / len(scores), abs=2e-5)
+
+
+def test_ensemble_of_a_checkpoint_with_itself_equals_the_checkpoint_alone(hub, multi30k, checkpoint):
+    """--path a.pt:a.pt through fairseq's loader and ensemble: the single model's hypotheses and scores."""
+    from rnnsearch_plugin import RNNSearchModel
+
+    twice = RNNSearchModel.from_pretrained(str(checkpoint.parent), f"{checkpoint.name}:{checkpoint.name}",
+                                           str(multi30k / "bin"))
+    assert len(twice.models) == 2 and twice.models[0] is not twice.models[1]
+    sources = [hub.encode(s) for s in read_lines(multi30k / "raw" / "test.en")[:24]]
+    alone, together = (model.generate(sources, beam=5, nbest=5, max_len_b=40) for model in (hub, twice))
+    for single, ensemble in zip(alone, together):
+        assert [h["tokens"].tolist() for h in ensemble] == [h["tokens"].tolist() for h in single]
+        for a, b in zip(single, ensemble):
+            torch.testing.assert_close(b["positional_scores"], a["positional_scores"], rtol=0, atol=1e-5)
+            assert b["score"].item() == pytest.approx(a["score"].item(), abs=1e-6)
+
+
+def test_api_generate_prints_alignments_after_translate(hub):
+    """print_alignment asked of generate once translate has prepared the model without it: the
+    hard links are each target token's most attended source token in a forced pass."""
+    sentences = ["A man in a blue shirt is standing on a ladder.", "Two dogs play in the snow."]
+    hub.translate(sentences, beam=3)
+    for alignment in ("hard", True):
+        for sentence, hypos in zip(sentences, hub.generate([hub.encode(s) for s in sentences], beam=3,
+                                                           print_alignment=alignment)):
+            (_, weights), = hub.forced([hub.encode(sentence)], [hypos[0]["tokens"]])
+            expected = [(int(weights[t, :-1].argmax()), t) for t in range(len(weights) - 1)]  # no </s>
+            assert [(int(s), int(t)) for s, t in hypos[0]["alignment"]] == expected
+    soft = hub.generate([hub.encode(sentences[0])], beam=3, print_alignment="soft")[0][0]["alignment"]
+    assert len(soft) == len(hub.generate([hub.encode(sentences[0])], beam=3)[0][0]["tokens"])
+    assert not hub.models[0].decoder.need_attn  # as prepared: the search keeps no attention
+
+
 def test_api_alignment_equals_fairseq_generates_soft_alignment(hub, multi30k, checkpoint, tmp_path):
     """Two routes to alpha_ij: the weights beam search recorded (fairseq-generate
     --print-alignment soft) and a teacher-forced pass over the same hypothesis (the API)."""

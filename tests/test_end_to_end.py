@@ -1,4 +1,5 @@
 """End to end through fairseq's own console commands on a slice of the real Multi30k data."""
+import math
 import re
 from pathlib import Path
 
@@ -155,10 +156,33 @@ def test_generation_options(multi30k, checkpoint, options):
         assert len(re.findall(r"^A-\d+\t\d+-\d+", result.stdout, flags=re.M)) == 2
 
 
-def test_score_reference_scores_every_reference(multi30k, checkpoint):
+def test_score_reference_equals_the_python_apis_score(multi30k, checkpoint):
+    """fairseq-generate --score-reference (bits per token) and the API's forced decoding of the
+    raw sentence pairs (nats per sentence): the same log-probability of every reference."""
+    from rnnsearch_plugin.hub import load
+
     output = generate(multi30k, checkpoint, "--gen-subset", "valid", "--score-reference")
-    scores = [float(s) for s in re.findall(r"^H-\d+\t(\S+)\t", output, flags=re.M)]
-    assert len(scores) == 1014 and all(s < 0 for s in scores)
+    scores = {int(i): float(s) for i, s in re.findall(r"^H-(\d+)\t(\S+)\t", output, flags=re.M)}
+    assert sorted(scores) == list(range(1014))
+    sources, references = ((multi30k / "raw" / f"valid.{lang}").read_text().splitlines() for lang in ("en", "fr"))
+    for index, scored in enumerate(load(checkpoint, multi30k / "bin").score(sources, references)):
+        assert scores[index] * math.log(2) * len(scored["tokens"]) == pytest.approx(scored["score"], abs=2e-4)
+
+
+def test_log_file_holds_each_line_once(checkpoint):
+    """fairseq-train --log-file (the fixture's run: 300 updates over 5 epochs, each validated):
+    every progress line once, not once more per epoch."""
+    lines = [line for line in (checkpoint.parent / "train.log").read_text().splitlines() if "num_updates" in line]
+    assert sum("valid on 'valid' subset" in line for line in lines) >= 4
+    assert len(lines) == len(set(lines))
+
+
+def test_commands_print_no_hydra_version_base_warning(tmp_path):
+    """hydra's version_base block is gone; its other warnings are still shown."""
+    result = run("fairseq-train", str(tmp_path / "no-data"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
+                 "--arch", "rnnsearch_small", "--max-tokens", "1000", check=False)
+    assert "version_base" not in result.stderr
+    assert "hydra.experimental.initialize() is no longer experimental" in result.stderr
 
 
 def test_training_companions(multi30k, checkpoint, tmp_path):

@@ -1,4 +1,5 @@
 """Model size (A.2.3), its multiply-add count, initialisation (B.1) and the training rule (B.2)."""
+import math
 from argparse import Namespace
 from types import SimpleNamespace
 
@@ -16,40 +17,56 @@ from rnnsearch_plugin.gru import GatedRecurrentUnit
 from rnnsearch_plugin.optim import PaperAdadeltaConfig
 
 
-def build_arch(arch: str, vocab: int, **options: object) -> torch.nn.Module:
+def build_arch(arch: str, vocab: int, target_vocab: int | None = None, **options: object) -> torch.nn.Module:
     args = Namespace(arch=arch, **options)
     ARCH_CONFIG_REGISTRY[arch](args)
-    task = SimpleNamespace(source_dictionary=toy_dictionary(vocab), target_dictionary=toy_dictionary(vocab))
+    task = SimpleNamespace(source_dictionary=toy_dictionary(vocab), target_dictionary=toy_dictionary(target_vocab or vocab))
     return ARCH_MODEL_REGISTRY[arch].build_model(args, task)
 
 
-def gru_parameters(m: int, n: int, context: int = 0) -> int:
-    """[W_z; W_r; W] (3n x m), [U_z; U_r; U] (3n x n), [C_z; C_r; C] (3n x context), 3n biases."""
-    return 3 * n * m + 3 * n * n + 3 * n * context + 3 * n
+def appendix_a2_weight_matrices(K_x: int, K_y: int, m: int, n: int, n_a: int, l: int, attention: bool) -> dict:
+    """Every weight matrix Appendix A.2 lists, with its shape, from the paper alone: A.2.1's
+    encoder, A.2.2's decoder, alignment model and deep output. RNNencdec (A.2.2's closing note):
+    one forward RNN whose c = fwd h_{T_x} (size n) replaces the annotations (2n), no alignment."""
+    context = 2 * n if attention else n
+    matrices = {"E-bar": (m, K_x), "E": (m, K_y), "W_s": (n, n)}
+    for rnn in ["fwd ", "bwd ", ""] if attention else ["fwd ", ""]:
+        matrices |= {rnn + name: (n, m) for name in ("W", "W_z", "W_r")}
+        matrices |= {rnn + name: (n, n) for name in ("U", "U_z", "U_r")}
+    matrices |= {name: (n, context) for name in ("C", "C_z", "C_r")}
+    if attention:
+        matrices |= {"v_a": (n_a,), "W_a": (n_a, n), "U_a": (n_a, 2 * n)}
+    return matrices | {"W_o": (K_y, l), "U_o": (2 * l, n), "V_o": (2 * l, m), "C_o": (2 * l, context)}
 
 
-def test_rnnsearch_wmt14_has_the_paper_size():
-    K, m, n, n_a, l = 30_000 + 4, 620, 1000, 1000, 500  # 30k shortlist + <s> <pad> </s> <unk>
-    encoder = K * m + 2 * gru_parameters(m, n)  # shared E-bar, forward and backward GRUs
-    decoder = (
-        K * m + gru_parameters(m, n, context=2 * n)  # E, decoder GRU with C, C_z, C_r
-        + n * n + n  # W_s (+ bias) for s_0
-        + n_a * n + n_a * 2 * n + n_a + n_a  # W_a, U_a (+ bias b_a), v_a
-        + 2 * l * n + 2 * l + 2 * l * m + 2 * l * 2 * n  # U_o (+ bias), V_o, C_o
-        + K * l + K  # W_o (+ bias)
-    )
-    model = build_arch("rnnsearch_wmt14", 30_000)
-    count = sum(p.numel() for p in model.parameters())
-    assert count == encoder + decoder == 80_449_964  # "about 80.4M"
+def implementation_biases(K_y: int, n: int, n_a: int, l: int, attention: bool) -> dict:
+    """A.2 omits every bias; the implementation's documented choice (README, initialization.py):
+    b_z, b_r, b on the inputs of each GRU, and biases on W_s, U_a (b_a), U_o and W_o."""
+    grus = ["fwd ", "bwd ", ""] if attention else ["fwd ", ""]
+    biases = {rnn + "b_z, b_r, b": 3 * n for rnn in grus} | {"W_s": n, "U_o": 2 * l, "W_o": K_y}
+    return biases | ({"b_a": n_a} if attention else {})
 
 
-def test_rnnencdec_wmt14_size():
-    K, m, n, l = 30_004, 620, 1000, 500
-    expected = (K * m + gru_parameters(m, n)) + (
-        K * m + gru_parameters(m, n, context=n) + n * n + n + 2 * l * (n + 1 + m + n) + K * l + K
-    )
-    model = build_arch("rnnencdec_wmt14", 30_000)
-    assert sum(p.numel() for p in model.parameters()) == expected
+@pytest.mark.parametrize("kind,total", [("rnnsearch", 80_449_964), ("rnnencdec", 68_584_964)])
+@pytest.mark.parametrize("sizes", [
+    {},  # the paper's (A.2.3): m = 620, n = n' = 1000, l = 500, 30k vocabularies
+    {"encoder_embed_dim": 7, "decoder_embed_dim": 7, "encoder_hidden_size": 11, "decoder_hidden_size": 11,
+     "attention_hidden_size": 13, "decoder_out_embed_dim": 5},  # every size different: no term hides another
+])
+def test_weights_are_appendix_a2s_matrices_and_biases_the_documented_ones(kind, total, sizes):
+    K_x, K_y = (30_000, 30_000) if not sizes else (50, 70)
+    model = build_arch(f"{kind}_wmt14", K_x, K_y, **sizes)
+    m, n, l = sizes.get("encoder_embed_dim", 620), sizes.get("encoder_hidden_size", 1000), sizes.get("decoder_out_embed_dim", 500)
+    n_a, attention = sizes.get("attention_hidden_size", 1000), kind == "rnnsearch"
+    special = 4  # fairseq's <s> <pad> </s> <unk>
+    matrices = appendix_a2_weight_matrices(K_x + special, K_y + special, m, n, n_a, l, attention)
+    biases = implementation_biases(K_y + special, n, n_a, l, attention)
+    parameters = dict(model.named_parameters())
+    counted = {group: sum(p.numel() for name, p in parameters.items() if name.endswith(".bias") == (group == "bias"))
+               for group in ("weight", "bias")}
+    assert counted == {"weight": sum(math.prod(shape) for shape in matrices.values()), "bias": sum(biases.values())}
+    if not sizes:  # the README's table
+        assert counted["weight"] + counted["bias"] == total
 
 
 def test_encoder_dropout_out_drops_annotations_in_training_only():
@@ -109,7 +126,7 @@ def test_optimizer_computes_appendix_b2():
     params = [torch.nn.Parameter(torch.randn(5, 3, dtype=torch.float64)), torch.nn.Parameter(torch.randn(4, dtype=torch.float64))]
     start = [p.detach().clone() for p in params]
     steps = [[torch.randn_like(p) * scale for p in params] for scale in (3.0, 0.01, 2.0, 0.2, 5.0)]
-    cfg = OmegaConf.structured(PaperAdadeltaConfig(lr=[1.0]))
+    cfg = OmegaConf.structured(PaperAdadeltaConfig(lr=[1.0], clip_norm=1.0))
     cfg._name = "rnnsearch_adadelta"
     optimizer = build_optimizer(cfg, params)
     for grads in steps:
@@ -122,6 +139,18 @@ def test_optimizer_computes_appendix_b2():
     expected = zeiler_adadelta(start, steps, rho=0.95, eps=1e-6, clip=1.0)
     for p, e in zip(params, expected):
         torch.testing.assert_close(p.detach(), e, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("lr,clip_norm,warned", [(1.0, 1.0, False), (0.25, 0.0, True), (1.0, 0.0, True), (0.5, 1.0, True)])
+def test_adadelta_warns_once_when_not_run_as_appendix_b2(caplog, lr, clip_norm, warned):
+    """Without --lr 1.0 --clip-norm 1.0, fairseq's defaults (0.25, no clipping) would run silently."""
+    cfg = OmegaConf.structured(PaperAdadeltaConfig(lr=[lr], clip_norm=clip_norm))
+    cfg._name = "rnnsearch_adadelta"
+    with caplog.at_level("WARNING", logger="rnnsearch_plugin.optim"):
+        build_optimizer(cfg, [torch.nn.Parameter(torch.zeros(2))])
+    warnings = [record.getMessage() for record in caplog.records if record.name == "rnnsearch_plugin.optim"]
+    assert len(warnings) == int(warned)
+    assert all(f"--lr {lr} --clip-norm {clip_norm}, not Appendix B.2's --lr 1.0 --clip-norm 1.0" in w for w in warnings)
 
 
 @pytest.mark.parametrize("source_length,target_length", [(7, 5), (3, 9)])

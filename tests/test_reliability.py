@@ -2,6 +2,7 @@
 command continues exactly as if it had never stopped, and an interrupted checkpoint copy never
 replaces the good checkpoint it was overwriting."""
 import json
+import os
 import signal
 import subprocess
 
@@ -60,13 +61,25 @@ def assert_same_weights(checkpoint, expected_checkpoint) -> None:
 
 
 def test_sigkill_then_same_command_continues_like_an_uninterrupted_run(multi30k, tmp_path):
-    reference = losses_by_update(run_to_end(train_command(multi30k, tmp_path / "whole")))
-    assert sorted(reference) == list(range(1, UPDATES + 1))
+    """Trained on the 1,014 validation pairs (not a multiple of --required-batch-size-multiple 8,
+    so the batch that batching.py puts back is in every epoch): about 12 batches per epoch, so the
+    resumed part runs through the end of epoch 1 and into epoch 2. A killed copy's .tmp files
+    are removed when the run starts again."""
+    valid_set = ["--train-subset", "valid", "--max-tokens", "4000"]
+    uninterrupted = run_to_end(train_command(multi30k, tmp_path / "whole") + valid_set)
+    reference = losses_by_update(uninterrupted)
+    assert sorted(reference) == list(range(1, UPDATES + 1)) and "end of epoch 1 " in uninterrupted
+    assert len((multi30k / "raw" / "valid.en").read_text().splitlines()) % 8 != 0
 
     interrupted = tmp_path / "interrupted"
-    before_kill = losses_by_update(run_until_killed(train_command(multi30k, interrupted)))
+    command = train_command(multi30k, interrupted) + valid_set
+    before_kill = losses_by_update(run_until_killed(command))
     assert max(before_kill) == KILL_AFTER
-    after_restart = run_to_end(train_command(multi30k, interrupted))
+    stale = [interrupted / "checkpoint_best.pt.tmp", interrupted / "checkpoint_last.pt.tmp"]
+    for path in stale:  # what a kill during a copy leaves
+        path.write_bytes(b"half a checkpoint")
+    after_restart = run_to_end(command)
+    assert not any(path.exists() for path in stale)
     resumed = losses_by_update(after_restart)
     resumed_from = SAVE_EVERY * (KILL_AFTER // SAVE_EVERY)  # the last checkpoint before the kill
     assert f"Loaded checkpoint {interrupted / 'checkpoint_last.pt'} (epoch 1 @ {resumed_from} updates)" in after_restart
@@ -119,7 +132,53 @@ def test_interrupted_checkpoint_copy_leaves_the_previous_checkpoint(tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         replacing_atomically(dying_copy)(str(new), str(good), overwrite=True)
-    assert good.read_bytes() == b"good checkpoint"
+    assert good.read_bytes() == b"good checkpoint" and not good.with_name(good.name + ".tmp").exists()
     assert replacing_atomically(checkpoint_utils.PathManager.copy.__wrapped__)(str(new), str(good), overwrite=True)
     assert good.read_bytes() == new.read_bytes()
-    assert checkpoint_utils.PathManager.copy.replaces_atomically  # installed by importing the plugin
+    assert checkpoint_utils.PathManager.copy.wrapped_by.endswith("replacing_atomically")  # installed by the plugin
+
+
+def test_checkpoint_data_reaches_the_disk_before_its_name_does(tmp_path, monkeypatch):
+    """fairseq's write (a .tmp renamed into place) and its copy onto checkpoint_last.pt: each new
+    file is fsynced before the rename, and its folder after (power-loss safety)."""
+    events = []
+    fsync, replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: (events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}"))), fsync(fd))[1])
+    monkeypatch.setattr(os, "replace", lambda src, dst: (events.append(("replace", str(src), str(dst))), replace(src, dst))[1])
+    written, last = tmp_path / "checkpoint_1_8.pt", tmp_path / "checkpoint_last.pt"
+    checkpoint_utils.torch_persistent_save({"w": torch.ones(3)}, str(written))
+    assert checkpoint_utils.PathManager.copy(str(written), str(last), overwrite=True)
+    folder = ("fsync", str(tmp_path))
+    assert events == [("fsync", f"{written}.tmp"), ("replace", f"{written}.tmp", str(written)), folder,
+                      ("fsync", f"{last}.tmp"), ("replace", f"{last}.tmp", str(last)), folder]
+    assert torch.load(last, weights_only=True)["w"].tolist() == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("visible,rank,local_rank,device", [
+    (0, 3, "1", 0),      # CPUs only: device 0, the only value fairseq accepts without CUDA
+    (8, 11, "3", 3),     # torchrun, 8 GPUs per machine: the process's LOCAL_RANK
+    (1, 5, "5", 0),      # one GPU visible per process (CUDA_VISIBLE_DEVICES set per task)
+    (2, 3, "3", 1),      # LOCAL_RANK beyond the visible GPUs: fairseq's rank modulo device count
+    (4, 6, None, 2),     # no LOCAL_RANK: fairseq's rule
+])
+def test_torchrun_process_gets_a_visible_gpu(monkeypatch, visible, rank, local_rank, device):
+    """fairseq's own entry point (infer_init_method) with torchrun's environment and a faked
+    number of visible GPUs: the device chosen, and the one CUDA is set to."""
+    from fairseq.dataclass.configs import DistributedTrainingConfig
+    from fairseq.distributed import utils as distributed_utils
+
+    chosen = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: visible > 0)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: visible)
+    monkeypatch.setattr(torch.cuda, "set_device", chosen.append)
+    environment = {"MASTER_ADDR": "localhost", "MASTER_PORT": "29500", "WORLD_SIZE": "16", "RANK": str(rank)}
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    if local_rank is None:
+        monkeypatch.delenv("LOCAL_RANK", raising=False)
+    else:
+        monkeypatch.setenv("LOCAL_RANK", local_rank)
+    cfg = DistributedTrainingConfig(distributed_world_size=16, tpu=False)
+    distributed_utils.infer_init_method(cfg)
+    assert (cfg.device_id, cfg.distributed_rank, cfg.distributed_world_size) == (device, rank, 16)
+    assert chosen == ([device] if device > 0 else [])

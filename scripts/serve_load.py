@@ -154,19 +154,22 @@ def mismatches(results: list[dict[str, Any]], reference: dict[int, dict[str, Any
     return found
 
 
-def figures(results: list[dict[str, Any]], wall: float, peak_mb: float, health: dict[str, Any],
-            errors: list[str], opts: argparse.Namespace) -> dict[str, Any]:
+def figures(results: list[dict[str, Any]], run: dict[str, Any], errors: list[str], opts: argparse.Namespace) -> dict[str, Any]:
+    """The report, from the answers and what ``main`` measured of the run (wall time, the server's
+    peak memory, its /health, the machine's load average)."""
+    wall, queue = run["wall"], run["health"]["queue"]
     latencies = sorted(result["seconds"] for result in results)
     sentences = sum(len(result["ids"]) for result in results)
     return {
         "requests": len(results), "requests_planned": opts.requests, "sentences": sentences,
         "max_per_request": opts.max_per_request, "clients": opts.clients, "cpu_cores": len(os.sched_getaffinity(0)),
+        "machine_load_average": run["load_average"], "machine_cores": os.cpu_count(),
         "beam": opts.beam, "checkpoint": str(opts.checkpoint), "wall_seconds": wall,
         "requests_per_second": len(results) / wall, "sentences_per_second": sentences / wall,
         "latency_median_ms": 1000 * statistics.median(latencies),
         "latency_p95_ms": 1000 * latencies[max(0, math.ceil(0.95 * len(latencies)) - 1)],
-        "peak_resident_mb": peak_mb, "batches": health["queue"]["batches"],
-        "sentences_per_batch": health["queue"]["sentences"] / max(1, health["queue"]["batches"]),
+        "peak_resident_mb": run["peak_mb"], "batches": queue["batches"],
+        "sentences_per_batch": queue["sentences"] / max(1, queue["batches"]),
         "mismatches": len(errors), "mismatch_examples": errors[:10],
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
@@ -181,7 +184,8 @@ def markdown(result: dict[str, Any]) -> str:
         "# rnnsearch-serve under load", "",
         f"{result['requests']:,} of {result['requests_planned']:,} requests ({result['sentences']:,} sentences, "
         f"1-{result['max_per_request']} each) from {result['clients']} concurrent clients on the loopback, clients and "
-        f"server on {result['cpu_cores']} CPU core(s); beam {result['beam']}, alignments in pieces; checkpoint "
+        f"server on {result['cpu_cores']} CPU core(s) (the machine's 5-minute load average {result['machine_load_average']:.1f} "
+        f"on {result['machine_cores']} cores); beam {result['beam']}, alignments in pieces; checkpoint "
         f"`{Path(result['checkpoint']).name}`; {result['date']}. Checked against fairseq-generate (same beam and "
         f"checkpoint; source pieces, hypothesis pieces, score and soft alignment): {checked}.", "",
         *markdown_table(
@@ -211,10 +215,9 @@ def main() -> None:
             serving(opts.checkpoint, opts.data / "bin", "--cpu", log=Path(temporary) / "serve.log") as (address, process):
         start = time.perf_counter()
         results = load(address, sentences, requests, opts)
-        wall = time.perf_counter() - start
-        peak_mb = process_memory_mb("VmHWM", str(process.pid))
-        _, health = call(address, "health")
-    result = figures(results, wall, peak_mb, health, mismatches(results, generated(opts)), opts)
+        run = {"wall": time.perf_counter() - start, "peak_mb": process_memory_mb("VmHWM", str(process.pid)),
+               "health": call(address, "health")[1], "load_average": os.getloadavg()[1]}
+    result = figures(results, run, mismatches(results, generated(opts)), opts)
     (opts.out / "serve_load.json").write_text(json.dumps(result, indent=1) + "\n")
     (opts.out / "serve_load.md").write_text(markdown(result))
     print(markdown(result))

@@ -32,10 +32,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s, this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default: %(default)s; 0 takes a free one)")
     parser.add_argument("--cpu", action="store_true", help="run on the CPU even where CUDA is available")
-    limits = parser.add_argument_group("limits (per request unless said)")
+    limits = parser.add_argument_group("limits")
     for name, default in Limits().as_dict().items():
         limits.add_argument(f"--{name.replace('_', '-')}", type=int, default=default, metavar="N",
-                            help=f"default: {default}")
+                            help=f"{Limits.help()[name]} (default: {default:,})")
     args = parser.parse_args(argv)
     for name in Limits().as_dict():
         if getattr(args, name) < 1:

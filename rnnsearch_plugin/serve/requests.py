@@ -6,7 +6,7 @@ one-line message and the HTTP status that fits (400 a malformed request, 413 one
     POST /score     {"pairs": [{"source": "A dog runs.", "target": "Un chien court."}], "alignment": true}
 """
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable
 
 import torch
@@ -26,15 +26,19 @@ class RequestError(Exception):
 class Limits:
     """What one request may ask for, and how the server batches (rnnsearch-serve's options)."""
 
-    max_sentences: int = 32  # sentences (or pairs) in one request
-    max_sentence_tokens: int = 200  # subword tokens of one sentence, </s> included
-    max_beam: int = 12  # the paper's beam (Section 4.2)
-    max_request_bytes: int = 1_000_000
-    max_waiting: int = 256  # requests waiting for the model; more are refused with 503
-    batch_sentences: int = 64  # sentences the model translates in one batch
+    max_sentences: int = field(default=32, metadata={"help": "sentences (or pairs) in one request"})
+    max_sentence_tokens: int = field(default=200, metadata={"help": "subword tokens of one sentence, </s> included"})
+    max_beam: int = field(default=12, metadata={"help": "beam size; n-best is 1 to the beam"})
+    max_request_bytes: int = field(default=1_000_000, metadata={"help": "bytes of one request's body"})
+    max_waiting: int = field(default=256, metadata={"help": "requests waiting for the model; more get 503"})
+    batch_sentences: int = field(default=64, metadata={"help": "sentences the model translates in one batch"})
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
+
+    @staticmethod
+    def help() -> dict[str, str]:
+        return {spec.name: spec.metadata["help"] for spec in fields(Limits)}
 
 
 TRANSLATE_FIELDS = {"sentences", "beam", "nbest", "alignment", "pieces"}

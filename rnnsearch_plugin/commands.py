@@ -1,6 +1,6 @@
 """The entry points of the plugin's commands that load models (rnnsearch-evaluate,
-rnnsearch-heatmaps, rnnsearch-aer): logging set up as fairseq's own commands set theirs (INFO,
-or $LOGLEVEL, to stderr), then the command's module imported and run.
+rnnsearch-heatmaps, rnnsearch-aer, rnnsearch-serve): logging set up as fairseq's own commands
+set theirs (INFO, or $LOGLEVEL, to stderr), then the command's module imported and run.
 
 Importing fairseq's models runs fairseq's ``wav2vec2_classification.py``, which calls
 ``logging.basicConfig(level=logging.DEBUG)`` (fairseq-fixed 0.12.3.1), so without this every
@@ -35,3 +35,4 @@ def command(module: str, function: str) -> Callable[[], None]:
 evaluate = command(".evaluate", "main")
 heatmaps = command(".align", "heatmaps_main")
 aer = command(".align", "aer_main")
+serve = command(".serve.cli", "main")

@@ -1,0 +1,89 @@
+"""rnnsearch-serve: translate over HTTP, and watch the soft alignment in a browser.
+
+    rnnsearch-serve --path CHECKPOINT --data DATA/bin [--host 127.0.0.1 --port 8000]
+
+The data folder's ../manifest.json gives the tokeniser and subword model, as ``load`` reads
+it. The server binds to 127.0.0.1 (this machine only) unless --host says otherwise; --port 0
+takes a free port. It prints where it listens once the model is loaded. One process, one model:
+requests are queued and batched onto it (``batcher.py``). The page is at /, the API at /health,
+/translate and /score (README, "Translation server").
+"""
+import argparse
+import socket
+import sys
+from pathlib import Path
+
+import torch
+import uvicorn
+
+from ..cli_errors import explain
+from ..hub import RNNSearchHubInterface, load
+from ..interactive_input import source_limit
+from .app import create_app
+from .requests import Limits
+
+PROGRAM = "rnnsearch-serve"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog=PROGRAM, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--path", type=Path, required=True, help="checkpoint")
+    parser.add_argument("--data", type=Path, required=True, help="the fairseq-binarized folder the model was trained on")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s, this machine only)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default: %(default)s; 0 takes a free one)")
+    parser.add_argument("--cpu", action="store_true", help="run on the CPU even where CUDA is available")
+    limits = parser.add_argument_group("limits")
+    for name, default in Limits().as_dict().items():
+        limits.add_argument(f"--{name.replace('_', '-')}", type=int, default=default, metavar="N",
+                            help=f"{Limits.help()[name]} (default: {default:,})")
+    args = parser.parse_args(argv)
+    for name in Limits().as_dict():
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    return args
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to (host, port) before the model loads, so a taken port fails at once."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as error:
+        sys.exit(f"{PROGRAM}: error: cannot listen on {host}:{port}: {error.strerror or error} "
+                 "(give another --port or --host)")
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    limits = Limits(**{name: getattr(args, name) for name in Limits().as_dict()})
+    if not args.path.is_file() or not args.data.is_dir():
+        missing = ("--path", args.path) if not args.path.is_file() else ("--data", args.data)
+        sys.exit(f"{PROGRAM}: error: {missing[0]} {missing[1]}: no such {'file' if missing[0] == '--path' else 'folder'}")
+    server_socket = listen(args.host, args.port)
+    try:
+        model = load(args.path, args.data)
+    except Exception as error:
+        message = explain(error)
+        if message is None:
+            raise
+        sys.exit(f"{PROGRAM}: error: {message}")
+    accepted = source_limit(model.max_positions)
+    if accepted is not None and limits.max_sentence_tokens > accepted:
+        sys.exit(f"{PROGRAM}: error: --max-sentence-tokens {limits.max_sentence_tokens} is more than the model "
+                 f"accepts ({accepted}, its --max-source-positions)")
+    if torch.cuda.is_available() and not args.cpu:
+        model.cuda()
+    serve(model, args, limits, server_socket)
+
+
+def serve(model: RNNSearchHubInterface, args: argparse.Namespace, limits: Limits, server_socket: socket.socket) -> None:
+    host, port = server_socket.getsockname()[:2]
+    address = f"[{host}]" if ":" in host else host
+    app = create_app(model, args.path.resolve(), args.data.resolve(), limits)
+    print(f"| {PROGRAM}: {args.path} listening on http://{address}:{port}/ (the page; the API: GET /health, "
+          "POST /translate, POST /score)", flush=True)
+    try:
+        uvicorn.Server(uvicorn.Config(app, log_config=None)).run(sockets=[server_socket])
+    except KeyboardInterrupt:  # uvicorn shuts down gracefully on Ctrl-C, then raises it again
+        pass
+    print(f"| {PROGRAM}: stopped", flush=True)

@@ -1,0 +1,146 @@
+// rnnsearch-serve's page: translates the sentence as it is typed (POST translate) and draws the
+// soft alignment of the chosen hypothesis as Figure 3 does: source words along the top, target
+// words down the left, alpha_ij in grayscale (0 black, 1 white), the weight shown on hover.
+// Plain JavaScript and inline SVG: nothing is loaded from anywhere but this server.
+"use strict";
+
+const SVG = "http://www.w3.org/2000/svg";
+const CELL = 28; // pixels per word along each axis
+const CHARACTER = 7.5; // pixels per character of a label (13px font)
+const GAP = 6; // pixels between labels and cells
+const DELAY = 250; // milliseconds of quiet typing before translating
+
+const state = { health: null, result: null, chosen: 0, latest: 0, timer: null };
+const $ = (id) => document.getElementById(id);
+
+async function call(path, body) {
+  const options = body === undefined ? {} : {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  };
+  const response = await fetch(path, options);
+  const data = await response.json();
+  if (!response.ok) throw new Error(data.error || `${response.status} ${response.statusText}`);
+  return data;
+}
+
+function element(name, attributes, parent, text) {
+  const node = document.createElementNS(SVG, name);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+  if (text !== undefined) node.textContent = text;
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+function showError(message) {
+  $("error").textContent = message || "";
+  $("error").hidden = !message;
+}
+
+function schedule() {
+  clearTimeout(state.timer);
+  state.timer = setTimeout(translate, DELAY);
+}
+
+async function translate() {
+  const sentence = $("sentence").value.replace(/\s+/g, " ").trim();
+  const request = ++state.latest;
+  if (!sentence) {
+    state.result = null;
+    render();
+    $("status").textContent = "";
+    return;
+  }
+  $("status").textContent = "translating\u2026";
+  const beam = Number($("beam").value), nbest = Math.min(Number($("nbest").value), beam);
+  try {
+    const data = await call("translate", { sentences: [sentence], beam, nbest });
+    if (request !== state.latest) return; // a newer sentence is on its way
+    state.result = data.translations[0];
+    state.chosen = 0;
+    showError("");
+    render();
+    $("status").textContent = "";
+  } catch (error) {
+    if (request !== state.latest) return;
+    $("status").textContent = "";
+    showError(error.message);
+  }
+}
+
+function render() {
+  const list = $("hypotheses");
+  list.replaceChildren();
+  const hypotheses = state.result ? state.result.hypotheses : [];
+  hypotheses.forEach((hypothesis, index) => {
+    const item = document.createElement("li");
+    item.className = "hypothesis" + (index === state.chosen ? " chosen" : "");
+    item.innerHTML = '<span class="score"></span> <span class="translation"></span>';
+    item.querySelector(".score").textContent = hypothesis.score.toFixed(3);
+    item.querySelector(".translation").textContent = hypothesis.translation;
+    item.addEventListener("click", () => { state.chosen = index; render(); });
+    list.appendChild(item);
+  });
+  const chosen = hypotheses[state.chosen];
+  drawHeatmap(chosen ? chosen.alignment : null);
+}
+
+function drawHeatmap(alignment) {
+  const box = $("heatmap");
+  box.replaceChildren();
+  $("readout").textContent = alignment ? "Hover over a cell to read its weight." : "";
+  if (!alignment) return;
+  const { source, target, weights } = alignment;
+  const longest = (words) => Math.max(...words.map((word) => word.length));
+  const left = GAP * 2 + CHARACTER * longest(target), top = GAP * 2 + CHARACTER * longest(source);
+  const root = element("svg", {
+    width: left + CELL * source.length + GAP, height: top + CELL * target.length + GAP,
+    role: "img", "aria-label": "soft alignment: source words along the top, target words down the left",
+  }, box);
+  source.forEach((word, j) => {
+    const x = left + CELL * (j + 0.5), y = top - GAP;
+    element("text", { class: "source-label", x, y, transform: `rotate(-90 ${x} ${y})`,
+                      "dominant-baseline": "middle" }, root, word);
+  });
+  target.forEach((word, i) => {
+    element("text", { class: "target-label", x: left - GAP, y: top + CELL * (i + 0.5), "text-anchor": "end",
+                      "dominant-baseline": "middle" }, root, word);
+  });
+  weights.forEach((row, i) => row.forEach((weight, j) => {
+    const gray = Math.max(0, Math.min(255, Math.round(255 * weight)));
+    const cell = element("rect", {
+      class: "cell", x: left + CELL * j, y: top + CELL * i, width: CELL, height: CELL,
+      fill: `rgb(${gray}, ${gray}, ${gray})`, "data-row": i, "data-col": j, "data-weight": weight,
+    }, root);
+    element("title", {}, cell, `${target[i]} \u2190 ${source[j]}: ${weight.toFixed(3)}`);
+    cell.addEventListener("mouseenter", () => {
+      root.querySelectorAll("rect.hover").forEach((other) => other.classList.remove("hover"));
+      cell.classList.add("hover");
+      $("readout").textContent = `\u03b1 = ${weight.toFixed(3)}: target word ${i + 1} \u201c${target[i]}\u201d ` +
+        `attending to source word ${j + 1} \u201c${source[j]}\u201d`;
+    });
+  }));
+}
+
+async function start() {
+  try {
+    state.health = await call("health");
+  } catch (error) {
+    showError(`the server does not answer: ${error.message}`);
+    return;
+  }
+  const { architecture, source, target, limits, attention } = state.health;
+  $("model").textContent = `${architecture}, ${source.language} \u2192 ${target.language} ` +
+    `(${source.size.toLocaleString()} and ${target.size.toLocaleString()} subword types)` +
+    (attention ? "" : ": an RNNencdec model, which has no attention to show");
+  $("beam").max = limits.max_beam;
+  $("nbest").max = limits.max_beam;
+  for (const id of ["sentence", "beam", "nbest"]) $(id).addEventListener("input", schedule);
+  const query = new URLSearchParams(window.location.search);
+  for (const id of ["beam", "nbest"]) if (query.has(id)) $(id).value = query.get(id);
+  if (query.has("q")) {
+    $("sentence").value = query.get("q");
+    translate();
+  }
+}
+
+document.addEventListener("DOMContentLoaded", start);

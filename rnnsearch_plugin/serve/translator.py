@@ -1,0 +1,108 @@
+"""One batch of rnnsearch-serve's requests through the hub interface (``hub.py``).
+
+Translation is fairseq's beam search (``generate``, one call for the whole batch); each
+hypothesis's soft alignment alpha_ij (Eq. 6) comes from forcing it through the model
+(``forced``, as ``align`` does; beam search itself keeps no attention, see decoder.py), and is
+merged into words as ``rnnsearch-heatmaps`` merges it (``analysis.alignment.merge_pieces``:
+source pieces summed, target pieces averaged), or left in pieces when asked. Scores are fairseq's
+natural-log scores: a hypothesis's ``score`` is its beam-search score (log-probability per
+token with --lenpen 1; fairseq-generate prints it divided by ln 2), a scored pair's is the sum
+of its tokens' log-probabilities, </s> included.
+"""
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Hashable, Optional
+
+import torch
+
+from ..analysis.alignment import merge_pieces
+from ..hub import RNNSearchHubInterface
+
+DIGITS = 6  # the weights' decimals, as fairseq-generate --print-alignment soft prints them
+
+
+@dataclass(frozen=True)
+class TranslateItem:
+    sentence: str
+    tokens: torch.Tensor  # source token ids, </s> included
+    alignment: bool
+    pieces: bool
+
+
+@dataclass(frozen=True)
+class ScoreItem:
+    source: str
+    target: str
+    source_tokens: torch.Tensor
+    target_tokens: torch.Tensor
+    alignment: bool
+    pieces: bool
+
+
+def run_batch(model: RNNSearchHubInterface, key: Hashable, items: list[Any]) -> list[dict[str, Any]]:
+    """The results of one batch of items that share a batching key, in order."""
+    if key[0] == "translate":
+        _, beam, nbest = key
+        return translate(model, items, beam, nbest)
+    return score(model, items)
+
+
+def translate(model: RNNSearchHubInterface, items: list[TranslateItem], beam: int, nbest: int) -> list[dict[str, Any]]:
+    sources = [item.tokens for item in items]
+    hypotheses = [hypos[:nbest] for hypos in model.generate(sources, beam=beam)]  # the search keeps `beam` of them
+    aligned = [(index, hypo) for index, hypos in enumerate(hypotheses) if items[index].alignment for hypo in hypos]
+    weights = iter(model.forced([sources[index] for index, _ in aligned], [hypo["tokens"].cpu() for _, hypo in aligned]))
+    results = []
+    for item, hypos in zip(items, hypotheses):
+        results.append({"source": item.sentence, "source_tokens": model.src_dict.string(item.tokens).split(),
+                        "hypotheses": [hypothesis(model, item, hypo, next(weights)[1] if item.alignment else None)
+                                       for hypo in hypos]})
+    return results
+
+
+def hypothesis(model: RNNSearchHubInterface, item: TranslateItem, hypo: dict[str, Any],
+               weights: Optional[torch.Tensor]) -> dict[str, Any]:
+    tokens = hypo["tokens"].cpu()
+    return {"translation": model.decode(tokens), "score": float(hypo["score"]),
+            "tokens": model.tgt_dict.string(tokens).split(), **alignment(model, item, item.tokens, tokens, weights)}
+
+
+def score(model: RNNSearchHubInterface, items: list[ScoreItem]) -> list[dict[str, Any]]:
+    forced = model.forced([item.source_tokens for item in items], [item.target_tokens for item in items])
+    return [
+        {"source": item.source, "target": item.target, "score": float(scores.sum()),
+         "positional_scores": [round(float(value), DIGITS) for value in scores],
+         "tokens": model.tgt_dict.string(item.target_tokens).split(),
+         **alignment(model, item, item.source_tokens, item.target_tokens, weights if item.alignment else None)}
+        for item, (scores, weights) in zip(items, forced)
+    ]
+
+
+def alignment(model: RNNSearchHubInterface, item: Any, source: torch.Tensor, target: torch.Tensor,
+              weights: Optional[torch.Tensor]) -> dict[str, Any]:
+    """{"alignment": {"source", "target", "weights" (target x source)}}, or {} when not asked."""
+    if weights is None:
+        return {}
+    matrix, source_labels, target_labels = (
+        weights.numpy(), model.pieces(model.src_dict, source), model.pieces(model.tgt_dict, target))
+    if not item.pieces:
+        matrix, source_labels, target_labels = merge_pieces(matrix, source_labels, target_labels, model.scheme)
+    return {"alignment": {"source": source_labels, "target": target_labels,
+                          "weights": [[round(float(value), DIGITS) for value in row] for row in matrix]}}
+
+
+def describe(model: RNNSearchHubInterface, checkpoint: Path, data: Path) -> dict[str, Any]:
+    """/health: the model, its architecture, whether it attends, its dictionaries and subwords."""
+    task = model.cfg.task
+    return {
+        "status": "ok",
+        "checkpoint": str(checkpoint),
+        "architecture": getattr(model.cfg.model, "arch", None) or getattr(model.cfg.model, "_name", None),
+        "attention": bool(model.models[0].attentive),
+        "source": {"language": task.source_lang, "dictionary": str(data / f"dict.{task.source_lang}.txt"),
+                   "size": len(model.src_dict)},
+        "target": {"language": task.target_lang, "dictionary": str(data / f"dict.{task.target_lang}.txt"),
+                   "size": len(model.tgt_dict)},
+        "subwords": model.scheme,
+        "device": str(model.device),
+    }

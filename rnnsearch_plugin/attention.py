@@ -9,8 +9,9 @@ each row sums to 1.
 The source side is held once per group of k hypotheses of the same sentence (beam search,
 ``beam_reordering``): G groups, R = G k query rows.
 """
+from typing import Any
+
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .activations import tanh
@@ -35,9 +36,11 @@ class AdditiveAttention(nn.Module):
         weighted sum over n' run in the dtype of ``projected`` (float32 or wider) whatever the
         products' precision: over G x k x S x n' values, casting to bfloat16 and back would cost
         more than the small v_a product saves (``precision.py``)."""
-        summed = projected[:, None] + query_terms.to(projected.dtype)  # G x k x S x n'
-        with torch.autocast(summed.device.type, enabled=False):
-            return F.linear(tanh(summed), self.score.weight.to(summed.dtype)).squeeze(-1)
+        query_terms, score = query_terms.to(projected.dtype), self.score.weight.to(projected.dtype)
+        with torch.autocast(projected.device.type, enabled=False):
+            if torch.is_grad_enabled():
+                return _Energies.apply(projected, query_terms, score)
+            return energies(projected, query_terms, score)
 
     def forward(
         self, query: Tensor, projected: Tensor, values: Tensor, padding_mask: Tensor, products: StepProduct = direct
@@ -51,3 +54,29 @@ class AdditiveAttention(nn.Module):
         energies = self.energies(projected, query_terms).masked_fill(padding_mask[:, None], float("-inf"))
         weights = torch.softmax(energies, dim=-1)  # G x k x S
         return products(weights.to(values.dtype), values).flatten(0, 1), weights.flatten(0, 1)
+
+
+def energies(projected: Tensor, query_terms: Tensor, score: Tensor) -> Tensor:
+    """tanh(U_a h + W_a s) v_a: projected G x S x n', query_terms G x k x 1 x n', score 1 x n'."""
+    return (tanh(projected[:, None] + query_terms) @ score.t()).squeeze(-1)
+
+
+class _Energies(torch.autograd.Function):
+    """``energies`` keeping U_a h, W_a s and v_a for backward rather than the G x k x S x n'
+    tanh, which backward takes again: at 64 sentences of 100 words that tensor is 625 MB per
+    training step, and autograd's gradient through v_a an outer product that a matrix product
+    with K = 1 computes slowly (``benchmarks/changes.md``)."""
+
+    @staticmethod
+    def forward(ctx: Any, projected: Tensor, query_terms: Tensor, score: Tensor) -> Tensor:
+        ctx.save_for_backward(projected, query_terms, score)
+        return energies(projected, query_terms, score)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        projected, query_terms, score = ctx.saved_tensors
+        with torch.autocast(grad.device.type, enabled=False):
+            hidden = tanh(projected[:, None] + query_terms)  # y, G x k x S x n'
+            grad_score = grad.reshape(1, -1) @ hidden.reshape(-1, hidden.size(-1))  # sum e' y: 1 x n'
+            grad_sum = hidden.mul_(hidden).neg_().add_(1).mul_(grad[..., None]).mul_(score)  # (1 - y^2) e' v_a
+        return grad_sum.sum(1), grad_sum.sum(2, keepdim=True), grad_score

@@ -23,12 +23,12 @@ Sections (``--sections``, default train,decode,paper,memory):
   paper   rnnsearch_wmt14 / rnnencdec_wmt14 with 30,000-word vocabularies on minibatches of 80
           pairs of length 50, Adadelta + clipping (B.2): seconds per update, target tokens/s,
           FLOP/s from ``rnnsearch_plugin/flops.py`` (A.2 term by term, x3 for the backward
-          pass) against the best large matmul of the step's dtype in the same process, and peak
-          memory; float32 with cross_entropy (the plugin before chunked_cross_entropy and --amp),
+          pass) against the best large matmul of the step's dtype in the same process; float32 with cross_entropy (the plugin before chunked_cross_entropy and --amp),
           then with chunked_cross_entropy, in float32 and bfloat16.
-  memory  peak memory of one training step against sentence length at a fixed number of
-          sentences, rnnsearch_small and rnnencdec_small (8,000-word vocabularies), with
-          cross_entropy and with chunked_cross_entropy.
+  memory  peak memory of one training step under glibc's default malloc settings, against
+          sentence length at a fixed number of sentences, rnnsearch_small and rnnencdec_small
+          (8,000-word vocabularies), with cross_entropy and with chunked_cross_entropy; and of
+          the paper section's steps.
   allocator  the train measurement of rnnsearch_small and lstm under glibc's default malloc
           settings against those this benchmark runs with (``MALLOC_*`` from
           ``scripts/activate.sh``: freed memory stays in the process), alternated.
@@ -236,22 +236,22 @@ def paper_worker(job: dict[str, Any]) -> dict[str, Any]:
     device, length, sentences = job["device"], job["length"], job["sentences"]
     step, model = synthetic_step(job["arch"], job["vocab"], sentences, length, device, job["dtype"], job["criterion"])
     timed(device, [step] * job["warmup"])
-    reset_peak_memory(device)
     seconds, tokens = timed(device, [step] * job["updates"])
-    peak_mb = peak_memory_mb(device)
     flops = sentences * training_flops(ModelSize.of(model), length, length) * job["updates"] / seconds
     peak = matmul_flops_per_second(device, job["dtype"])
-    return {"seconds_per_update": seconds / job["updates"], "wps": tokens / seconds, "peak_mb": peak_mb,
+    return {"seconds_per_update": seconds / job["updates"], "wps": tokens / seconds,
             "model_flops_per_second": flops, "matmul_flops_per_second": peak, "mfu": flops / peak}
 
 
 def memory_worker(job: dict[str, Any]) -> dict[str, Any]:
     step, _ = synthetic_step(job["arch"], job["vocab"], job["sentences"], job["length"], job["device"],
-                             criterion=job["criterion"])
-    step()  # allocates the optimizer's state; the peak below is a step's own
+                             job.get("dtype", "float32"), job["criterion"])
+    step()  # allocates the optimizer's state and the criterion's kept buffers
+    resident = process_memory_mb("VmRSS") if job["device"] == "cpu" else 0.0
     reset_peak_memory(job["device"])
     step()
-    return {"peak_mb": peak_memory_mb(job["device"])}
+    peak = peak_memory_mb(job["device"])
+    return {"peak_mb": peak, "step_mb": peak - resident}
 
 
 def peaks_worker(job: dict[str, Any]) -> dict[str, Any]:
@@ -318,8 +318,7 @@ def allocator_section(opts: argparse.Namespace) -> dict[str, Any]:
     if kept == "glibc defaults":
         raise SystemExit("benchmark: the allocator section compares the MALLOC_* settings of "
                          "scripts/activate.sh with glibc's defaults: source scripts/activate.sh first")
-    default = {key: value for key, value in os.environ.items() if key not in MALLOC}
-    settings = {"glibc defaults": default, kept: None}  # None: inherit this process's environment
+    settings = {"glibc defaults": glibc_defaults(), kept: None}  # None: inherit this process's environment
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {name: {s: [] for s in settings} for name in ("rnnsearch_small", PEER)}
     for repeat in range(opts.repeats):
         for name, per_setting in runs.items():
@@ -369,7 +368,14 @@ def paper_section(opts: argparse.Namespace) -> dict[str, Any]:
     return rows
 
 
+def glibc_defaults() -> dict[str, str]:
+    """This process's environment without the MALLOC_* settings of scripts/activate.sh."""
+    return {key: value for key, value in os.environ.items() if key not in MALLOC}
+
+
 def memory_section(opts: argparse.Namespace) -> dict[str, Any]:
+    """Peak memory of one step under glibc's default malloc settings, where the process's peak
+    follows what its tensors hold (kept memory adds the heap's fragmentation to it)."""
     rows: dict[str, dict[str, float]] = {}
     for arch in ("rnnsearch_small", "rnnencdec_small"):
         for criterion in ("cross_entropy", "chunked_cross_entropy"):
@@ -378,9 +384,16 @@ def memory_section(opts: argparse.Namespace) -> dict[str, Any]:
             for length in opts.lengths:
                 job = {"arch": arch, "vocab": 8000, "sentences": opts.memory_sentences, "length": length,
                        "device": opts.device, "criterion": criterion}
-                rows[name][str(length)] = run_worker("memory", job)["peak_mb"]
+                rows[name][str(length)] = run_worker("memory", job, glibc_defaults())["peak_mb"]
                 print(f"| memory {name} length {length}: {rows[name][str(length)]:.0f} MB", flush=True)
-    return {"sentences": opts.memory_sentences, "peak_mb": rows}
+    paper = {}
+    for arch, dtype, criterion in PAPER:
+        job = {"arch": arch, "vocab": 30_000, "sentences": 80, "length": 50, "device": opts.device,
+               "dtype": dtype, "criterion": criterion}
+        name = f"{arch} {dtype} {criterion}"
+        paper[name] = run_worker("memory", job, glibc_defaults())
+        print(f"| memory {name} 80 x 50: {paper[name]}", flush=True)
+    return {"sentences": opts.memory_sentences, "peak_mb": rows, "paper_peak_mb": paper}
 
 
 # --------------------------------------------------------------------------- report
@@ -419,7 +432,7 @@ def markdown(results: dict[str, Any]) -> str:
              + ", ".join(f"{dtype} {flops / 1e9:.0f} GFLOP/s" for dtype, flops in results.get("peaks", {}).items()) + ".",
              "",
              f"Allocator: `{env.get('allocator', 'glibc defaults')}`.", "",
-             f"Command: `{results['command']}`", "",
+             f"Command: `{results['command']}`" + (f"; then {results['updated']}" if "updated" in results else ""), "",
              "What each optimisation bought, and the spread between runs: `changes.md`.", ""]
     if "train" in results:
         train = results["train"]
@@ -428,9 +441,9 @@ def markdown(results: dict[str, Any]) -> str:
         rows = []
         for name, runs in train["runs"].items():
             speed = speed_cells([r["wps"] for r in runs], [r["wps"] for r in train["runs"][PEER]], 0)
-            flops = runs[-1]["flops_per_token"]
-            rows.append([f"`{name}`", f"`{train['models'][name]}`", *speed, f"{flops / 1e6:.1f}",
-                         f"{flops * statistics.median(r['wps'] for r in runs) / 1e9:.1f}",
+            flops = next((r["flops_per_token"] for r in runs if r["flops_per_token"]), None)
+            work = [f"{flops / 1e6:.1f}", f"{flops * statistics.median(r['wps'] for r in runs) / 1e9:.1f}"] if flops else ["-", "-"]
+            rows.append([f"`{name}`", f"`{train['models'][name]}`", *speed, *work,
                          f"{statistics.median(r['peak_mb'] for r in runs):.0f}"])
         lines += markdown_table(["model", "options", "tokens/s (median)", f"vs {PEER}: median (min-max)",
                                  "MFLOP per token", "GFLOP/s", "peak memory MB"], rows) + [""]
@@ -458,16 +471,23 @@ def markdown(results: dict[str, Any]) -> str:
             baseline = paper.get(f"{name.split()[0]} float32 cross_entropy", r)
             rows.append([f"`{name}`", f"{r['seconds_per_update']:.2f}", f"{baseline['seconds_per_update'] / r['seconds_per_update']:.2f}",
                          f"{r['wps']:.0f}", f"{r['model_flops_per_second'] / 1e9:.1f}",
-                         f"{r['matmul_flops_per_second'] / 1e9:.1f}", f"{100 * r['mfu']:.0f}%",
-                         f"{r['peak_mb']:.0f}" if "peak_mb" in r else "-"])
+                         f"{r['matmul_flops_per_second'] / 1e9:.1f}", f"{100 * r['mfu']:.0f}%"])
         lines += markdown_table(["model, dtype, criterion", "s/update", "speed-up", "target tokens/s", "model GFLOP/s",
-                                 "matmul GFLOP/s", "MFU", "peak memory MB"], rows) + [""]
+                                 "matmul GFLOP/s", "MFU"], rows) + [""]
     if "memory" in results:
         memory = results["memory"]
         lengths = list(next(iter(memory["peak_mb"].values())))
-        lines += [f"## Peak memory (MB) of one training step, {memory['sentences']} sentence pairs", ""]
+        lines += [f"## Peak memory (MB) of one training step, {memory['sentences']} sentence pairs", "",
+                  "The process's peak resident memory under glibc's default malloc settings, where it follows what "
+                  "the tensors hold (with kept memory it adds the heap's fragmentation).", ""]
         rows = [[f"`{arch}`", *(f"{per_length[n]:.0f}" for n in lengths)] for arch, per_length in memory["peak_mb"].items()]
         lines += markdown_table(["model \\ length", *lengths], rows) + [""]
+        if "paper_peak_mb" in memory:
+            lines += ["Paper size, 80 pairs of length 50, 30,000-word vocabularies: the process's peak, and the step's "
+                      "own (the peak less what the process held before the step: weights, gradients, Adadelta's "
+                      "state, the criterion's kept buffers).", ""]
+            rows = [[f"`{name}`", f"{r['peak_mb']:.0f}", f"{r['step_mb']:.0f}"] for name, r in memory["paper_peak_mb"].items()]
+            lines += markdown_table(["model, dtype, criterion", "peak memory MB", "the step's own MB"], rows) + [""]
     if "allocator" in results:
         allocator = results["allocator"]
         default, kept = allocator["settings"]
@@ -499,6 +519,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--paper-updates", type=int, default=3)
     parser.add_argument("--lengths", type=lambda s: [int(n) for n in s.split(",")], default=[10, 20, 40, 60, 80, 100])
     parser.add_argument("--memory-sentences", type=int, default=64)
+    parser.add_argument("--update", action="store_true",
+                        help="keep the other sections of OUT/results.json and replace the ones run")
     opts = parser.parse_args(argv)
     opts.sections = opts.sections.split(",")
     unknown = set(opts.sections) - set(SECTIONS)
@@ -519,7 +541,12 @@ def main(argv: list[str]) -> None:
     checkpoints.mkdir(exist_ok=True)
     results: dict[str, Any] = {"environment": environment(opts.device),
                                "command": " ".join(["python", "scripts/benchmark.py", *argv])}
-    results["peaks"] = run_worker("peaks", {"device": opts.device})
+    if opts.update and (opts.out / "results.json").exists():
+        earlier = json.loads((opts.out / "results.json").read_text())
+        results = {**earlier, "updated": f"{', '.join(opts.sections)} by `{results['command']}` "
+                                         f"on {results['environment']['date']}"}
+    if "peaks" not in results:
+        results["peaks"] = run_worker("peaks", {"device": opts.device})
     if "train" in opts.sections or "decode" in opts.sections:
         results["train"] = train_section(opts, checkpoints)
     if "decode" in opts.sections:

@@ -210,3 +210,19 @@ def test_amp_training_runs_in_bfloat16_and_stops_on_divergence_in_one_line(multi
     assert diverging.stderr.strip().splitlines()[-1].startswith(
         "fairseq-train: error: gradients are Nan/Inf: training diverged"), diverging.stderr[-2000:]
     assert not re.search("AMP: (overflow|skipping)", diverging.stdout + diverging.stderr)
+
+
+@needs_bfloat16
+def test_python_api_translates_in_bfloat16_only_when_asked(multi30k, checkpoint):
+    """load(..., amp=True) stores the weights in bfloat16 and translates; load() stays float32,
+    whatever the checkpoint was trained with."""
+    from rnnsearch_plugin import load
+
+    full, half = load(checkpoint, multi30k / "bin"), load(checkpoint, multi30k / "bin", amp=True)
+    assert next(full.models[0].parameters()).dtype == torch.float32
+    assert next(half.models[0].parameters()).dtype == torch.bfloat16
+    sentences = ["A man is riding a bike .", "Two dogs play in the snow ."]
+    assert all(half.translate(sentences, beam=3))
+    scores = [result["score"] for result in full.score(sentences, full.translate(sentences, beam=3))]
+    half_scores = [result["score"] for result in half.score(sentences, full.translate(sentences, beam=3))]
+    assert half_scores == pytest.approx(scores, rel=0.05)

@@ -80,6 +80,13 @@ def run(*command: str, cwd: Path = REPO, stdin: str | None = None, check: bool =
     return result
 
 
+def losses_by_update(log: str) -> dict[int, str]:
+    """{update: loss} from fairseq's per-update JSON lines (the loss as fairseq prints it)."""
+    records = (json.loads(line.split(" | train_inner | ", 1)[1]) for line in log.splitlines()
+               if " | train_inner | " in line)
+    return {int(record["num_updates"]): record["loss"] for record in records}
+
+
 @pytest.fixture(scope="session")
 def multi30k(tmp_path_factory) -> Path:
     """Multi30k En->Fr, 3,000 training pairs, full val (1,014 pairs) and tests."""

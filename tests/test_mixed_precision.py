@@ -14,7 +14,8 @@ import torch
 from conftest import initialized, pad_batch, run
 from rnnsearch_plugin import precision
 from test_end_to_end import generate, lines_of
-from test_reliability import losses_by_update, train_command
+from conftest import losses_by_update
+from test_reliability import train_command
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 UPDATES = 200

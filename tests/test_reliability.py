@@ -1,7 +1,6 @@
 """Interruption and resume (issue 6): a run killed with SIGKILL and restarted with the same
 command continues exactly as if it had never stopped, and an interrupted checkpoint copy never
 replaces the good checkpoint it was overwriting."""
-import json
 import os
 import signal
 import subprocess
@@ -10,7 +9,7 @@ import pytest
 import torch
 from fairseq import checkpoint_utils
 
-from conftest import BIN, REPO, TINY, run
+from conftest import BIN, REPO, TINY, losses_by_update, run
 
 UPDATES, SAVE_EVERY, KILL_AFTER = 14, 4, 6
 
@@ -25,13 +24,6 @@ def train_command(multi30k, save_dir) -> list[str]:
             str(SAVE_EVERY), "--no-epoch-checkpoints", "--disable-validation", "--save-dir", str(save_dir),
             "--num-workers", "0", "--data-buffer-size", "0", "--log-format", "json", "--log-interval", "1",
             "--seed", "5", "--cpu"]
-
-
-def losses_by_update(log: str) -> dict[int, str]:
-    """{update: loss} from fairseq's per-update JSON lines (the loss as fairseq prints it)."""
-    records = (json.loads(line.split(" | train_inner | ", 1)[1]) for line in log.splitlines()
-               if " | train_inner | " in line)
-    return {int(record["num_updates"]): record["loss"] for record in records}
 
 
 def run_to_end(command: list[str]) -> str:

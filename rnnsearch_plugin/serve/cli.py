@@ -16,9 +16,9 @@ from pathlib import Path
 import torch
 import uvicorn
 
-from ..cli_errors import explain
+from ..fairseq_fixes.cli_errors import explain
 from ..hub import RNNSearchHubInterface, load
-from ..interactive_input import source_limit
+from ..fairseq_fixes.interactive_input import source_limit
 from .app import create_app
 from .requests import Limits
 

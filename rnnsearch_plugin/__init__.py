@@ -1,23 +1,34 @@
 """rnnsearch: Bahdanau, Cho & Bengio (2015) RNNsearch and the RNNencdec baseline for fairseq.
 
-Load with ``--user-dir rnnsearch_plugin`` (or import it). Importing registers the models,
-architectures, optimizer and criterion (``chunked_cross_entropy``, ``criterion.py``), keeps fairseq from dropping sentences at batching time
-(``batching.py``), lets fairseq checkpoints load with weights-only unpickling
-(``checkpoint_safety.py``), never lets a half-written copy replace a good checkpoint
-(``checkpoint_writing.py``), makes fairseq-interactive serve every line it is given
-(``interactive_input.py``), lets torchrun start data-parallel training on CPUs
-(``distributed_launch.py``), makes fairseq's commands report user mistakes in one line
-(``cli_errors.py``) and log each ``--log-file`` line once, without hydra's version_base
-warning (``log_output.py``). The Python API: ``load`` (``hub.py``).
+Load with ``--user-dir rnnsearch_plugin`` (or import it). Importing registers the models and
+architectures (``models/``), the optimizer ``rnnsearch_adadelta`` (``optim/``) and the criterion
+``chunked_cross_entropy`` (``criterions/``), and installs the plugin's repairs of fairseq
+(``fairseq_fixes/``): it keeps fairseq from dropping sentences at batching time, lets fairseq
+checkpoints load with weights-only unpickling, never lets a half-written copy replace a good
+checkpoint, makes fairseq-interactive serve every line it is given, lets torchrun start
+data-parallel training on CPUs, makes fairseq's commands report user mistakes in one line and log
+each ``--log-file`` line once, without hydra's version_base warning, and makes ``--amp`` on a CPU
+stop on a non-finite gradient. The Python API: ``load`` (``hub.py``).
+
+    models/          the paper's model, one module per part (Appendix A, B.1)
+    speed/           what makes it fast: tanh, beam-search row layout, per-sequence weight
+                     gradients, bfloat16 on the CPU, the analytic FLOP count
+    criterions/      chunked_cross_entropy
+    optim/           rnnsearch_adadelta (Appendix B.2)
+    fairseq_fixes/   each repair of fairseq in its own module
+    hub.py           the Python API
+    cli/             the rnnsearch-* commands (rnnsearch-serve: serve/)
+    analysis/        Section 5's analyses: BLEU, alignments, AER, training statistics
+    data/            data pipelines: raw parallel text to fairseq-binarized data
 """
-from . import (
+from .fairseq_fixes import (
     batching, checkpoint_safety, checkpoint_writing, cli_errors, cpu_amp, distributed_launch, interactive_input,
     log_output,
 )
 from .hub import Alignment, RNNSearchHubInterface, load
-from .criterion import ChunkedCrossEntropyCriterion
-from .model import RNNEncDecModel, RNNSearchModel
-from .optim import PaperAdadelta
+from .criterions.chunked_cross_entropy import ChunkedCrossEntropyCriterion
+from .models.rnnsearch import RNNEncDecModel, RNNSearchModel
+from .optim.rnnsearch_adadelta import PaperAdadelta
 
 batching.install()
 checkpoint_safety.install()

@@ -19,11 +19,12 @@ from typing import Any, Optional, Union
 
 import numpy as np
 import torch
+from fairseq import hub_utils
 from fairseq.data import LanguagePairDataset
 from fairseq.hub_utils import GeneratorHubInterface
 
-from .alignment_options import returning_attention
-from .interactive_input import source_limit, warn_truncated
+from .fairseq_fixes.alignment_options import returning_attention
+from .fairseq_fixes.interactive_input import source_limit, warn_truncated
 
 
 @dataclass
@@ -48,9 +49,19 @@ def load(checkpoint: Union[str, Path], data: Union[str, Path], **overrides: Any)
     manifest = data.parent / "manifest.json"
     kwargs = options_to_kwargs(json.loads(manifest.read_text()).get("detokenise_options", [])) if manifest.exists() else {}
     kwargs.update(overrides)
-    from .model import RNNSearchModel
+    return from_pretrained(str(checkpoint.parent), checkpoint.name, str(data), **kwargs)
 
-    return RNNSearchModel.from_pretrained(str(checkpoint.parent), checkpoint.name, str(data), **kwargs)
+
+def from_pretrained(model_name_or_path: str, checkpoint_file: str = "model.pt", data_name_or_path: str = ".",
+                    archive_map: Optional[dict[str, Any]] = None, **kwargs: Any) -> "RNNSearchHubInterface":
+    """fairseq's hub loading (``hub_utils.from_pretrained``), returning ``RNNSearchHubInterface``
+    (``RNNSearchModel.from_pretrained`` calls this). Like fairseq-generate, it runs in float32 unless
+    given ``amp=True`` (bfloat16 on a CPU, ``speed/precision.py``), whatever the checkpoint was
+    trained with."""
+    kwargs.setdefault("amp", False)
+    loaded = hub_utils.from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path,
+                                       archive_map=archive_map, **kwargs)
+    return RNNSearchHubInterface(loaded["args"], loaded["task"], loaded["models"])
 
 
 class RNNSearchHubInterface(GeneratorHubInterface):
@@ -61,7 +72,7 @@ class RNNSearchHubInterface(GeneratorHubInterface):
 
     def generate(self, tokenized_sentences: Any, *args: Any, **kwargs: Any) -> Any:
         """fairseq's ``generate``; ``print_alignment`` ("hard", True, or "soft") also works after
-        the model was prepared for inference without it (``alignment_options``)."""
+        the model was prepared for inference without it (``fairseq_fixes/alignment_options.py``)."""
         if kwargs.get("print_alignment") is True:
             kwargs["print_alignment"] = "hard"  # as the bare --print-alignment
         with returning_attention(self.models, kwargs.get("print_alignment")):

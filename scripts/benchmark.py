@@ -1,6 +1,6 @@
 """Speed and memory of rnnsearch_small / rnnencdec_small against fairseq's own ``lstm`` (matched
 sizes, float32 and fairseq's cross_entropy: what fairseq gives a CPU user), in float32 and in
-bfloat16 (``--amp`` on a CPU, ``rnnsearch_plugin/precision.py``), with fairseq's cross_entropy and
+bfloat16 (``--amp`` on a CPU, ``rnnsearch_plugin/speed/precision.py``), with fairseq's cross_entropy and
 with the plugin's chunked_cross_entropy; the model-FLOP utilisation of the paper's size against
 the matmul peak of the dtype its step used; and peak memory. Writes ``OUT/results.json`` and
 ``OUT/results.md``; every ratio compares runs of the same invocation. Each measurement runs in its
@@ -22,8 +22,9 @@ Sections (``--sections``, default train,decode,paper,memory):
           sentences/s as fairseq-generate reports it.
   paper   rnnsearch_wmt14 / rnnencdec_wmt14 with 30,000-word vocabularies on minibatches of 80
           pairs of length 50, Adadelta + clipping (B.2): seconds per update, target tokens/s,
-          FLOP/s from ``rnnsearch_plugin/flops.py`` (A.2 term by term, x3 for the backward
-          pass) against the best large matmul of the step's dtype in the same process; float32 with cross_entropy (the plugin before chunked_cross_entropy and --amp),
+          FLOP/s from ``rnnsearch_plugin/speed/flops.py`` (A.2 term by term, x3 for the backward
+          pass) against the best large matmul of the step's dtype in the same process; float32
+          with cross_entropy (the plugin before chunked_cross_entropy and --amp),
           then with chunked_cross_entropy, in float32 and bfloat16.
   memory  peak memory of one training step under glibc's default malloc settings, against
           sentence length at a fixed number of sentences, rnnsearch_small and rnnencdec_small
@@ -58,7 +59,7 @@ ARCHS = {  # checkpoint name -> fairseq options; the lstm gets the small presets
 }
 CROSS_ENTROPY = ["--criterion", "cross_entropy"]
 CHUNKED = ["--criterion", "chunked_cross_entropy"]
-BFLOAT16 = ["--amp"]  # on a CPU: bfloat16 products (rnnsearch_plugin/precision.py)
+BFLOAT16 = ["--amp"]  # on a CPU: bfloat16 products (rnnsearch_plugin/speed/precision.py)
 VARIANTS = {  # train row -> (checkpoint name, options); the first variant of each arch saves its checkpoint
     "lstm": ("lstm", CROSS_ENTROPY),
     "rnnsearch_small": ("rnnsearch_small", CROSS_ENTROPY),
@@ -183,7 +184,7 @@ def synthetic_step(arch: str, vocab: int, sentences: int, length: int, device: s
     from fairseq.data import Dictionary
     from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
-    from rnnsearch_plugin.criterion import ChunkedCrossEntropyCriterion
+    from rnnsearch_plugin.criterions.chunked_cross_entropy import ChunkedCrossEntropyCriterion
 
     dictionary = Dictionary()
     for index in range(vocab):
@@ -231,7 +232,7 @@ def matmul_flops_per_second(device: str, dtype: str = "float32", size: int = 409
 
 
 def paper_worker(job: dict[str, Any]) -> dict[str, Any]:
-    from rnnsearch_plugin.flops import ModelSize, training_flops
+    from rnnsearch_plugin.speed.flops import ModelSize, training_flops
 
     device, length, sentences = job["device"], job["length"], job["sentences"]
     step, model = synthetic_step(job["arch"], job["vocab"], sentences, length, device, job["dtype"], job["criterion"])

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Headless Chromium and its WebDriver from Debian's packages, for the tests of rnnsearch-serve's
-# page (tests/test_serve.py skips them, saying why, where these are missing) and the README's
+# page (tests/serve/test_serve.py skips them, saying why, where these are missing) and docs/serve.md's
 # screenshot. Run as root (or through sudo); about 300 MB.
 set -euo pipefail
 if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then

@@ -20,5 +20,6 @@ python -c "import fairseq" 2>/dev/null || {
   echo "| installing fairseq-fixed 0.12.3.1, built against torch $(python -c "import torch; print(torch.__version__)") (compiled once, then cached by pip)"
   pip install --no-build-isolation fairseq-fixed==0.12.3.1
 }
+rm -rf build  # setuptools' in-tree build folder: it would ship again the files of moved or deleted modules
 pip install ".[test]"
 python -c "import rnnsearch_plugin, torch, fairseq; print(f'| ready: torch {torch.__version__}, fairseq {fairseq.__version__}, {rnnsearch_plugin.__file__}')" 2>&1 | grep '^|'

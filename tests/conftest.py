@@ -1,7 +1,15 @@
-"""Shared fixtures: tiny models built on toy dictionaries, with weights spread out far enough
-from B.1's near-zero start that every term of every equation matters."""
+"""Shared fixtures and helpers, for the test modules of every folder (tests/ mirrors the package):
+
+- tiny models built on toy dictionaries, with weights spread out far enough from B.1's near-zero
+  start that every term of every equation matters, and a batch of them (SOURCES, TARGETS);
+- the session's Multi30k slice, a tiny RNNsearch checkpoint trained on it (and its evaluation), an
+  RNNencdec one, the Python API on the first;
+- fairseq's commands run as a user runs them (``run``, ``generate``, ``interactive``,
+  ``train_command``) and what their output holds (``lines_of``, ``losses_by_update``,
+  ``assert_one_line_error``, ``assert_same_weights``, ``sacrebleu_cli``)."""
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -10,10 +18,11 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from fairseq import checkpoint_utils
 from fairseq.data import Dictionary
 
-import rnnsearch_plugin  # noqa: F401  (registers models, installs the batching fix)
-from rnnsearch_plugin.model import RNNEncDecConfig, RNNEncDecModel, RNNSearchConfig, RNNSearchModel
+from rnnsearch_plugin import load  # importing the plugin registers the models and installs its repairs
+from rnnsearch_plugin.models.rnnsearch import RNNEncDecConfig, RNNEncDecModel, RNNSearchConfig, RNNSearchModel
 
 warnings.filterwarnings("ignore", category=UserWarning)
 SHARED_DATA = os.environ.get("SHARED_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"))
@@ -55,6 +64,10 @@ def build(kind: str, readout_state: str = "previous", pool: int = 2, seed: int =
     return model
 
 
+SOURCES = [[4, 5, 6, 7, 2], [8, 9, 2], [10, 4, 11, 12, 13, 5, 2]]
+TARGETS = [[2, 4, 5, 6, 7, 8], [2, 9, 10], [2, 11, 12, 13, 14, 15, 16, 4]]  # prev_output_tokens
+
+
 def pad_batch(sentences: list[list[int]], pad: int, left: bool) -> torch.Tensor:
     width = max(len(s) for s in sentences)
     rows = [([pad] * (width - len(s)) + s) if left else (s + [pad] * (width - len(s))) for s in sentences]
@@ -78,6 +91,70 @@ def run(*command: str, cwd: Path = REPO, stdin: str | None = None, check: bool =
     if check and result.returncode != 0:
         raise AssertionError(f"{command[0]} failed ({result.returncode}):\n{result.stderr[-3000:]}")
     return result
+
+
+def losses_by_update(log: str) -> dict[int, str]:
+    """{update: loss} from fairseq's per-update JSON lines (the loss as fairseq prints it)."""
+    records = (json.loads(line.split(" | train_inner | ", 1)[1]) for line in log.splitlines()
+               if " | train_inner | " in line)
+    return {int(record["num_updates"]): record["loss"] for record in records}
+
+
+def run_to_end(command: list[str]) -> str:
+    result = run(*command)
+    return result.stdout + result.stderr
+
+
+def generate(multi30k: Path, checkpoint: Path, *extra: str) -> str:
+    return run("fairseq-generate", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en",
+               "-t", "fr", "--path", str(checkpoint), "--beam", "4", "--batch-size", "64",
+               "--remove-bpe", "sentencepiece", *extra).stdout
+
+
+def interactive(multi30k: Path, checkpoint: Path, stdin: str, *options: str, check: bool = True):
+    return run("fairseq-interactive", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en",
+               "-t", "fr", "--path", str(checkpoint), "--beam", "2", "--bpe", "sentencepiece",
+               "--sentencepiece-model", str(multi30k / "spm" / "spm.model"), *options, stdin=stdin, check=check)
+
+
+def lines_of(output: str, kind: str) -> dict[str, str]:
+    return dict(re.findall(rf"^{kind}-(\d+)\t(.*)$", output, flags=re.M))
+
+
+def assert_one_line_error(result, *fragments: str) -> None:
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    error_lines = [line for line in result.stderr.splitlines() if ": error: " in line]
+    assert len(error_lines) == 1, result.stderr[-2000:]
+    for fragment in fragments:
+        assert fragment in error_lines[0], error_lines[0]
+
+
+def sacrebleu_cli(reference, hypotheses, *options: str) -> float:
+    result = run("sacrebleu", str(reference), "-i", str(hypotheses), "-b", "-w", "4", *options)
+    return float(result.stdout.strip())
+
+
+UPDATES, SAVE_EVERY = 14, 4
+
+
+def train_command(multi30k, save_dir) -> list[str]:
+    """The paper's Adadelta + clipping (its accumulators must survive the restart), dropout
+    (its random stream must too), and a checkpoint every SAVE_EVERY updates, mid-epoch."""
+    return [str(BIN / "fairseq-train"), str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin",
+            "--task", "translation", "-s", "en", "-t", "fr", "--arch", "rnnsearch_small", *TINY,
+            "--dropout", "0.2", "--optimizer", "rnnsearch_adadelta", "--clip-norm", "1.0",
+            "--max-tokens", "1000", "--max-update", str(UPDATES), "--save-interval-updates",
+            str(SAVE_EVERY), "--no-epoch-checkpoints", "--disable-validation", "--save-dir", str(save_dir),
+            "--num-workers", "0", "--data-buffer-size", "0", "--log-format", "json", "--log-interval", "1",
+            "--seed", "5", "--cpu"]
+
+
+def assert_same_weights(checkpoint, expected_checkpoint) -> None:
+    """Every parameter of two fairseq checkpoints equal to 1e-6."""
+    actual, expected = (checkpoint_utils.load_checkpoint_to_cpu(str(c))["model"] for c in (checkpoint, expected_checkpoint))
+    for name, value in expected.items():
+        torch.testing.assert_close(actual[name], value, rtol=0, atol=1e-6, msg=name)
 
 
 @pytest.fixture(scope="session")
@@ -109,3 +186,21 @@ def evaluation(multi30k, checkpoint, tmp_path_factory) -> tuple[Path, dict]:
         "--system", f"tiny={checkpoint}", "--train-log", f"tiny={checkpoint.parent / 'train.log'}",
         "--beam", "3", "--long", "15", "--out", str(out))
     return out, json.loads((out / "report.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def rnnencdec_checkpoint(multi30k, tmp_path_factory) -> Path:
+    """An RNNencdec checkpoint after one update: enough to load and generate with."""
+    save_dir = tmp_path_factory.mktemp("rnnencdec")
+    at = TINY.index("--attention-hidden-size")  # RNNencdec has no alignment model
+    run("fairseq-train", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
+        "-s", "en", "-t", "fr", "--arch", "rnnencdec_small", *TINY[:at], *TINY[at + 2:], "--optimizer", "adam",
+        "--max-tokens", "1000", "--max-update", "1", "--disable-validation", "--no-save-optimizer-state",
+        "--save-dir", str(save_dir), "--num-workers", "0")
+    return save_dir / "checkpoint_last.pt"
+
+
+@pytest.fixture(scope="module")
+def hub(multi30k, checkpoint):
+    """The Python API on the session's checkpoint, one per test module (tests change its state)."""
+    return load(checkpoint, multi30k / "bin")

@@ -1,23 +1,12 @@
 """End to end through fairseq's own console commands on a slice of the real Multi30k data."""
 import math
 import re
-from pathlib import Path
 
 import pytest
 import sacrebleu
 import torch
 
-from conftest import REPO, TINY, run
-
-
-def generate(multi30k: Path, checkpoint: Path, *extra: str) -> str:
-    return run("fairseq-generate", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en",
-               "-t", "fr", "--path", str(checkpoint), "--beam", "4", "--batch-size", "64",
-               "--remove-bpe", "sentencepiece", *extra).stdout
-
-
-def lines_of(output: str, kind: str) -> dict[str, str]:
-    return dict(re.findall(rf"^{kind}-(\d+)\t(.*)$", output, flags=re.M))
+from conftest import REPO, TINY, generate, lines_of, run
 
 
 def texts(scored: dict[str, str]) -> dict[str, str]:
@@ -62,25 +51,6 @@ def test_interactive_translates_every_line_of_standard_input(multi30k, checkpoin
     assert all(text.strip() and "▁" not in text for _, text in detokenised)
 
 
-def test_python_api_loads_the_checkpoint_and_translates(multi30k, checkpoint):
-    from rnnsearch_plugin import RNNSearchModel
-
-    hub = RNNSearchModel.from_pretrained(
-        str(checkpoint.parent), checkpoint_file=checkpoint.name, data_name_or_path=str(multi30k / "bin"),
-        bpe="sentencepiece", sentencepiece_model=str(multi30k / "spm" / "spm.model"),
-        source_lang="en", target_lang="fr",
-    )
-    sentences = [f"A man with {n} dogs is riding a bike ." for n in range(13)]  # 13 = 8 + 5
-    translations = hub.translate(sentences, beam=3)
-    assert len(translations) == 13 and all(isinstance(t, str) and t for t in translations)
-    assert isinstance(hub.models[0], RNNSearchModel)
-    # bad input: one translation per sentence, in order; the over-long one truncated to the limit
-    odd = ["", "   ", "中文 zzqqxx ☃", "dog " * 1100, sentences[0]]
-    odd_translations = hub.translate(odd, beam=3)
-    assert len(odd_translations) == len(odd) and odd_translations[-1] == translations[0]
-    assert len(hub.encode(odd[3])) == 1024 and hub.encode(odd[3])[-1] == hub.src_dict.eos()
-
-
 def test_hydra_config_trains(multi30k, tmp_path):
     result = run("fairseq-hydra-train", "--config-dir", str(REPO / "configs"),
                  "--config-name", "rnnsearch_small_multi30k", f"task.data={multi30k / 'bin'}",
@@ -96,6 +66,8 @@ PAPER_CLI = (  # the README's fairseq-train line for RNNsearch-50 (Appendix B.2)
     "--batch-size 80 --max-source-positions 51 --max-target-positions 51 "
     "--skip-invalid-size-inputs-valid-test"
 ).split()
+
+
 TINY_PAPER = ["encoder_embed_dim", "decoder_embed_dim", "encoder_hidden_size", "decoder_hidden_size",
               "attention_hidden_size", "decoder_out_embed_dim"]
 
@@ -167,22 +139,6 @@ def test_score_reference_equals_the_python_apis_score(multi30k, checkpoint):
     sources, references = ((multi30k / "raw" / f"valid.{lang}").read_text().splitlines() for lang in ("en", "fr"))
     for index, scored in enumerate(load(checkpoint, multi30k / "bin").score(sources, references)):
         assert scores[index] * math.log(2) * len(scored["tokens"]) == pytest.approx(scored["score"], abs=2e-4)
-
-
-def test_log_file_holds_each_line_once(checkpoint):
-    """fairseq-train --log-file (the fixture's run: 300 updates over 5 epochs, each validated):
-    every progress line once, not once more per epoch."""
-    lines = [line for line in (checkpoint.parent / "train.log").read_text().splitlines() if "num_updates" in line]
-    assert sum("valid on 'valid' subset" in line for line in lines) >= 4
-    assert len(lines) == len(set(lines))
-
-
-def test_commands_print_no_hydra_version_base_warning(tmp_path):
-    """hydra's version_base block is gone; its other warnings are still shown."""
-    result = run("fairseq-train", str(tmp_path / "no-data"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
-                 "--arch", "rnnsearch_small", "--max-tokens", "1000", check=False)
-    assert "version_base" not in result.stderr
-    assert "hydra.experimental.initialize() is no longer experimental" in result.stderr
 
 
 def test_training_companions(multi30k, checkpoint, tmp_path):

@@ -1,5 +1,6 @@
 """BLEU as the paper reports it (Table 1, Figure 2) next to sacreBLEU.
 
+- ``corpus_bleu``: sacreBLEU's corpus score and signature, refusing unequal line counts.
 - ``detokenised``: sacreBLEU on plain text against the raw references, with its signature.
 - ``tokenised``: the paper-style figure (Moses' multi-bleu.perl convention): both sides Moses-
   tokenised (sacremoses), BLEU on those tokens with no further tokenisation and no smoothing,
@@ -8,10 +9,10 @@
 """
 from dataclasses import dataclass
 
-from sacrebleu.metrics.bleu import BLEU
+from sacrebleu.metrics.bleu import BLEU, BLEUScore
 
 from ..data.schemes import moses_tokenize
-from ..scoring import corpus_bleu
+from .generate_output import ScoringError
 
 
 @dataclass
@@ -25,6 +26,14 @@ class Bucket:
     @property
     def label(self) -> str:
         return f"{self.low}-{self.high}" if self.high is not None else f"{self.low}+"
+
+
+def corpus_bleu(hypotheses: list[str], references: list[str]) -> tuple[BLEUScore, str]:
+    """sacreBLEU's corpus score and signature; refuses unequal line counts."""
+    if len(hypotheses) != len(references):
+        raise ScoringError(f"{len(hypotheses)} hypotheses for {len(references)} reference lines")
+    metric = BLEU()
+    return metric.corpus_score(hypotheses, [references]), str(metric.get_signature())
 
 
 def detokenised(hypotheses: list[str], references: list[str]) -> tuple[float, str]:

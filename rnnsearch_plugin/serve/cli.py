@@ -6,7 +6,7 @@ The data folder's ../manifest.json gives the tokeniser and subword model, as ``l
 it. The server binds to 127.0.0.1 (this machine only) unless --host says otherwise; --port 0
 takes a free port. It prints where it listens once the model is loaded. One process, one model:
 requests are queued and batched onto it (``batcher.py``). The page is at /, the API at /health,
-/translate and /score (README, "Translation server").
+/translate and /score (docs/serve.md).
 """
 import argparse
 import socket
@@ -16,9 +16,9 @@ from pathlib import Path
 import torch
 import uvicorn
 
-from ..cli_errors import explain
+from ..fairseq_fixes.cli_errors import explain
 from ..hub import RNNSearchHubInterface, load
-from ..interactive_input import source_limit
+from ..fairseq_fixes.interactive_input import source_limit
 from .app import create_app
 from .requests import Limits
 

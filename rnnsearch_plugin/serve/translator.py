@@ -2,7 +2,7 @@
 
 Translation is fairseq's beam search (``generate``, one call for the whole batch); each
 hypothesis's soft alignment alpha_ij (Eq. 6) comes from forcing it through the model
-(``forced``, as ``align`` does; beam search itself keeps no attention, see decoder.py), and is
+(``forced``, as ``align`` does; beam search itself keeps no attention, see models/decoder.py), and is
 merged into words as ``rnnsearch-heatmaps`` merges it (``analysis.alignment.merge_pieces``:
 source pieces summed, target pieces averaged), or left in pieces when asked. Scores are fairseq's
 natural-log scores: a hypothesis's ``score`` is its beam-search score (log-probability per

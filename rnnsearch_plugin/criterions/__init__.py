@@ -1,0 +1,1 @@
+"""Training criteria: ``chunked_cross_entropy`` (fairseq's cross_entropy without B x T x vocabulary tensors)."""

@@ -1,0 +1,213 @@
+"""``--criterion chunked_cross_entropy``: the output layer, its log-softmax and the negative
+log-likelihood (A.2.2: p(y_i | ...) proportional to exp(y_i^T W_o t_i)) and their gradients, a chunk
+of target positions at a time, so that no B x T x vocabulary tensor is ever held.
+
+fairseq's ``cross_entropy`` takes the decoder's logits for every position (B x T x K_y), their
+log-softmax, and autograd keeps both for the backward pass, with gradients of the same size:
+several 100-500 MB buffers per step at the paper's size. Here the decoder returns its features
+t_i (``features_only``), padding positions are dropped, and for each chunk of ``--output-chunk-size``
+positions the loop computes
+
+    logits = W_o t + b_o      log Z = logsumexp(logits)      loss = log Z - logit_y
+    d loss / d logits = softmax(logits) - onehot(y)           (with label smoothing eps, as fairseq's
+                                                              label_smoothed_cross_entropy: softmax
+                                                              - (1 - eps - eps_i) onehot(y) - eps_i)
+
+and the gradients of W_o, b_o and t, during the forward pass (the loss is a sum, so its gradient
+is known before backward is called); backward scales them by the incoming gradient. The products
+run in the features' dtype (bfloat16 under ``--amp`` on a CPU, ``speed/precision.py``), the softmax,
+the loss and the accumulated W_o gradient in float32, in buffers kept from step to step. The loss, ``--sentence-avg`` and the logged
+fields are fairseq's ``cross_entropy``'s (``label_smoothed_cross_entropy``'s with ``--label-smoothing``).
+
+Works with any decoder whose ``output_layer`` is one linear map named ``output_projection`` (ours,
+fairseq's transformer) or ``fc_out`` (fairseq's lstm).
+"""
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import torch
+from fairseq.criterions import FairseqCriterion, register_criterion
+from fairseq.criterions.cross_entropy import CrossEntropyCriterion
+from fairseq.criterions.label_smoothed_cross_entropy import LabelSmoothedCrossEntropyCriterion
+from fairseq.dataclass import FairseqDataclass
+from omegaconf import II
+from torch import Tensor, nn
+
+from ..fairseq_fixes.cli_errors import UserInputError
+
+CHUNK_SIZE = 1024  # target positions per chunk when --output-chunk-size is 0
+
+
+@dataclass
+class ChunkedCrossEntropyConfig(FairseqDataclass):
+    label_smoothing: float = field(
+        default=0.0, metadata={"help": "epsilon for label smoothing, as label_smoothed_cross_entropy (0: none)"}
+    )
+    output_chunk_size: int = field(
+        default=CHUNK_SIZE, metadata={"help": "target positions per chunk of the output layer: its buffers "
+                                              "hold this many x vocabulary values"}
+    )
+    sentence_avg: bool = II("optimization.sentence_avg")
+
+
+@dataclass
+class OutputLoss:
+    """The summed loss and negative log-likelihood of a set of positions (float32 scalars), and,
+    when asked for, the loss's gradients with respect to the features, W_o and b_o."""
+
+    loss: Tensor
+    nll: Tensor
+    grads: Optional[tuple[Tensor, Tensor, Optional[Tensor]]] = None
+
+
+class Workspace:
+    """A chunk's buffers, kept from step to step. A buffer handed out afresh is paid for in page
+    faults, about 10 us each on the benchmark machine: a softmax over 1,024 x 30,004 values took
+    0.45-0.8 s with its buffers faulted in against 0.045 s in reused ones."""
+
+    def __init__(self) -> None:
+        self.buffers: dict[str, Tensor] = {}
+
+    def get(self, name: str, shape: tuple[int, int], like: Tensor, dtype: torch.dtype) -> Tensor:
+        size = shape[0] * shape[1]
+        buffer = self.buffers.get(name)
+        if buffer is None or buffer.numel() < size or buffer.dtype != dtype or buffer.device != like.device:
+            buffer = self.buffers[name] = torch.empty(size, dtype=dtype, device=like.device)
+        return buffer[:size].view(shape)
+
+
+def chunked_output_loss(features: Tensor, weight: Tensor, bias: Optional[Tensor], target: Tensor, chunk_size: int,
+                        smoothing: float, with_grads: bool, workspace: Workspace) -> OutputLoss:
+    """features: N x d (real target positions only), weight W_o: K x d, bias: K, target: N."""
+    dtype, (vocab, width) = features.dtype, weight.shape
+    compute_weight = weight.to(dtype)  # K x d, for d loss / d t = (d loss / d logits) W_o
+    columns = compute_weight.t().contiguous()  # d x K, for t W_o^T (a transposed view: 2.6x slower at K = 30,000)
+    compute_bias = bias.to(dtype) if bias is not None else None
+    smooth_each = smoothing / (vocab - 1)  # fairseq's eps_i
+    on_target = 1.0 - smoothing - smooth_each
+    nll, smooth = features.new_zeros((), dtype=torch.float32), features.new_zeros((), dtype=torch.float32)
+    if with_grads:  # [W_o ; b_o]'s gradient, transposed: [t ; 1]^T d loss / d logits, summed over chunks
+        grad_features = torch.empty_like(features)
+        grad_parameters = features.new_zeros(width + (bias is not None), vocab, dtype=torch.float32)
+    for start in range(0, len(features), chunk_size):
+        rows, labels = features[start:start + chunk_size], target[start:start + chunk_size, None]
+        shape = (len(rows), vocab)
+        logits = workspace.get("logits", shape, rows, dtype)
+        if compute_bias is None:
+            torch.mm(rows, columns, out=logits)
+        else:
+            torch.addmm(compute_bias, rows, columns, out=logits)
+        nll -= logits.gather(1, labels).sum(dtype=torch.float32)
+        if smoothing:
+            smooth -= logits.sum(dtype=torch.float32)
+        scores = logits if dtype == torch.float32 else workspace.get("scores", shape, rows, torch.float32).copy_(logits)
+        log_partition, total = exponentiate_(scores)  # scores = exp(logit - max)
+        nll += log_partition.sum()  # -log p(y) = log Z - logit_y
+        if smoothing:  # -sum_k log p(k) = K log Z - sum_k logit_k
+            smooth += vocab * log_partition.sum()
+        if not with_grads:
+            continue
+        grad_logits = scores.div_(total)  # the softmax, then d loss / d logits
+        if smoothing:
+            grad_logits.sub_(smooth_each)
+        grad_logits.scatter_add_(1, labels, grad_logits.new_full(labels.shape, -on_target))
+        if dtype != torch.float32:
+            grad_logits = workspace.get("logits", shape, rows, dtype).copy_(grad_logits)
+        torch.mm(grad_logits, compute_weight, out=grad_features[start:start + chunk_size])
+        if bias is not None:
+            rows = torch.cat([rows, rows.new_ones(len(rows), 1)], dim=1)
+        rows = rows.t().contiguous()  # (a transposed view: 2x slower at K = 30,000)
+        if dtype == torch.float32:
+            grad_parameters.addmm_(rows, grad_logits)
+        else:
+            grad_parameters += torch.mm(rows, grad_logits, out=workspace.get("parameters", grad_parameters.shape, rows, dtype))
+    loss = on_target * nll + smooth_each * smooth  # = nll, exactly, without smoothing
+    if not with_grads:
+        return OutputLoss(loss, nll)
+    grad_weight = grad_parameters[:width].t().to(weight.dtype)
+    grad_bias = grad_parameters[width].to(bias.dtype) if bias is not None else None
+    return OutputLoss(loss, nll, (grad_features, grad_weight, grad_bias))
+
+
+def exponentiate_(scores: Tensor) -> tuple[Tensor, Tensor]:
+    """scores (n x K, float32) -> exp(scores - max) in place, and per row log Z = logsumexp and
+    Z' = sum_k exp(score_k - max): four passes, no buffer."""
+    top = scores.amax(dim=-1, keepdim=True)
+    total = scores.sub_(top).exp_().sum(dim=-1, keepdim=True)
+    return top + total.log(), total
+
+
+class _ChunkedOutputLoss(torch.autograd.Function):
+    """The loss as a function of (features, W_o, b_o), its gradients computed in the forward pass
+    by ``compute`` (``chunked_output_loss`` with the criterion's settings)."""
+
+    @staticmethod
+    def forward(ctx: Any, features: Tensor, weight: Tensor, bias: Optional[Tensor], target: Tensor,
+                compute: Callable[..., OutputLoss]) -> tuple[Tensor, Tensor]:
+        result = compute(features, weight, bias, target, with_grads=True)
+        ctx.grads = result.grads
+        ctx.mark_non_differentiable(result.nll)
+        return result.loss, result.nll
+
+    @staticmethod
+    def backward(ctx: Any, grad_loss: Tensor, _grad_nll: Tensor) -> tuple[Optional[Tensor], ...]:
+        grad_features, grad_weight, grad_bias = ctx.grads
+        del ctx.grads
+        scaled = [g * grad_loss.to(g.dtype) if g is not None else None for g in (grad_features, grad_weight, grad_bias)]
+        return (*scaled, None, None)
+
+
+def output_projection(decoder: nn.Module) -> nn.Linear:
+    """The decoder's output layer as one linear map (W_o, b_o)."""
+    for name in ("output_projection", "fc_out"):
+        layer = getattr(decoder, name, None)
+        if isinstance(layer, nn.Linear) and getattr(decoder, "adaptive_softmax", None) is None:
+            return layer
+    raise UserInputError(
+        f"--criterion chunked_cross_entropy needs a decoder whose output layer is one linear map "
+        f"({type(decoder).__name__} has none, or uses an adaptive softmax): use --criterion cross_entropy"
+    )
+
+
+@register_criterion("chunked_cross_entropy", dataclass=ChunkedCrossEntropyConfig)
+class ChunkedCrossEntropyCriterion(FairseqCriterion):
+    def __init__(self, task: Any, sentence_avg: bool, label_smoothing: float = 0.0,
+                 output_chunk_size: int = CHUNK_SIZE) -> None:
+        super().__init__(task)
+        self.sentence_avg = sentence_avg
+        self.smoothing = label_smoothing
+        self.compute = functools.partial(chunked_output_loss, chunk_size=output_chunk_size,
+                                         smoothing=label_smoothing, workspace=Workspace())
+
+    def forward(self, model: nn.Module, sample: dict[str, Any], reduce: bool = True) -> tuple[Tensor, int, dict[str, Any]]:
+        if not reduce:
+            raise ValueError("chunked_cross_entropy only sums over positions: use --criterion cross_entropy for per-token losses")
+        features, extra = model.extract_features(**sample["net_input"])  # B x T x d
+        target = model.get_targets(sample, (features, extra))  # B x T
+        real = target.ne(self.padding_idx)
+        loss, nll = self.output_loss(output_projection(model.decoder), features[real], target[real])
+        sample_size = sample["target"].size(0) if self.sentence_avg else sample["ntokens"]
+        logging_output = {"loss": loss.data, "ntokens": sample["ntokens"],
+                          "nsentences": sample["target"].size(0), "sample_size": sample_size}
+        if self.smoothing:
+            logging_output["nll_loss"] = nll.data
+        return loss, sample_size, logging_output
+
+    def output_loss(self, layer: nn.Linear, features: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
+        if torch.is_grad_enabled() and (features.requires_grad or layer.weight.requires_grad):
+            return _ChunkedOutputLoss.apply(features, layer.weight, layer.bias, target, self.compute)
+        result = self.compute(features, layer.weight, layer.bias, target, with_grads=False)
+        return result.loss, result.nll
+
+    @staticmethod
+    def reduce_metrics(logging_outputs: list[dict[str, Any]]) -> None:
+        """The fields fairseq's cross_entropy logs, or label_smoothed_cross_entropy's with smoothing."""
+        if any("nll_loss" in log for log in logging_outputs):
+            LabelSmoothedCrossEntropyCriterion.reduce_metrics(logging_outputs)
+        else:
+            CrossEntropyCriterion.reduce_metrics(logging_outputs)
+
+    @staticmethod
+    def logging_outputs_can_be_summed() -> bool:
+        return True

@@ -1,0 +1,48 @@
+"""fairseq's ``--amp`` on a CPU, where our models run in bfloat16 (``speed/precision.py``).
+
+fairseq builds its ``AMPOptimizer`` on ``torch.cuda.amp.GradScaler`` and enters
+``torch.cuda.amp.autocast`` in ``FairseqTask.train_step``; without CUDA torch disables both, each
+with a warning that says so. bfloat16 needs no loss scaling, but a disabled scaler also stops
+doing the scaler's other job: its ``step`` applies a non-finite gradient to the weights instead of
+skipping it, and fairseq, taking the non-finite norm for a loss-scale overflow, then retries the
+batch up to ``--amp-batch-retries`` (1,000) times on the ruined weights. So here, with a disabled
+scaler, a non-finite gradient norm raises ``FloatingPointError`` as in float32 training: fairseq
+writes ``crash.pt`` and stops, and ``cli_errors`` reports the divergence in one line. The two
+"CUDA is not available ... Disabling" warnings are silenced once bfloat16 is on, since they would
+tell the user the opposite of what happens. GPU runs (an enabled scaler) are unchanged.
+
+Delete when fairseq's AMP autocasts on the CPU (torch.amp with the model's device).
+"""
+import warnings
+from typing import Any, Callable, Optional
+
+import torch
+from fairseq.optim.amp_optimizer import AMPOptimizer
+
+DISABLED_CUDA_WARNINGS = (
+    r"torch\.cuda\.amp\.GradScaler is enabled, but CUDA is not available",
+    r"CUDA is not available or torch_xla is imported\. Disabling autocast",
+    r"`torch\.cuda\.amp\.(GradScaler|autocast)\(args\.\.\.\)` is deprecated",
+)
+
+
+def silence_disabled_cuda_warnings() -> None:
+    for message in DISABLED_CUDA_WARNINGS:
+        warnings.filterwarnings("ignore", message=message)
+
+
+def install() -> None:
+    original: Callable[..., torch.Tensor] = AMPOptimizer.clip_grad_norm
+    if getattr(original, "stops_on_non_finite", False):
+        return
+
+    def clip_grad_norm(self: AMPOptimizer, max_norm: float, aggregate_norm_fn: Optional[Callable[..., Any]] = None) -> torch.Tensor:
+        if self.scaler.is_enabled():
+            return original(self, max_norm, aggregate_norm_fn)
+        grad_norm = self.fp32_optimizer.clip_grad_norm(max_norm, aggregate_norm_fn)  # nothing to unscale
+        if not torch.isfinite(grad_norm).all():
+            raise FloatingPointError("gradients are Nan/Inf")
+        return grad_norm
+
+    clip_grad_norm.stops_on_non_finite = True  # type: ignore[attr-defined]
+    AMPOptimizer.clip_grad_norm = clip_grad_norm

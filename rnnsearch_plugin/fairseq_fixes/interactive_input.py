@@ -1,0 +1,82 @@
+"""fairseq-interactive serves every input line, whatever it holds (one output per line, in order).
+
+fairseq's own reader and batching end the whole process on one bad line, losing the lines
+after it. ``install`` (active only inside fairseq-interactive) replaces two of its functions:
+
+- ``buffered_read`` reads bytes and decodes each line on its own: a line that is not valid
+  UTF-8 gets U+FFFD for its invalid bytes (unknown words to the model) and a warning naming
+  the line, instead of a crash inside the BPE;
+- ``make_batches`` truncates a line longer than the model's source limit
+  (``--max-source-positions``, counted in BPE tokens with the closing </s>) to its first
+  tokens, with a warning, instead of fairseq's "Size of sample is invalid" error.
+
+``source_limit`` and ``warn_truncated`` serve the Python API (``hub.py``) and rnnsearch-serve too.
+Delete ``install`` once fairseq-interactive reads and truncates lines this way itself (0.12.x
+ends the process).
+"""
+import functools
+import logging
+import sys
+from collections.abc import Iterator
+from typing import Any, Callable, Optional
+
+from .patching import wrap_once
+
+logger = logging.getLogger(__name__)
+
+MakeBatches = Callable[..., Iterator[Any]]
+
+
+def read_lines(input: str, buffer_size: int) -> Iterator[list[str]]:
+    """fairseq's ``buffered_read`` (stripped lines, ``buffer_size`` at a time) over bytes."""
+    stream = sys.stdin.buffer if input == "-" else open(input, "rb")
+    buffer: list[str] = []
+    with stream:
+        for number, raw in enumerate(stream, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                line = raw.decode("utf-8", errors="replace")
+                logger.warning(f"input line {number} is not valid UTF-8; its invalid bytes are read as U+FFFD")
+            buffer.append(line.strip())
+            if len(buffer) >= buffer_size:
+                yield buffer
+                buffer = []
+    if buffer:
+        yield buffer
+
+
+def source_limit(max_positions: Any) -> Optional[int]:
+    """The source side of fairseq's resolved max_positions (an int or a (source, target) pair)."""
+    return max_positions[0] if isinstance(max_positions, tuple) else max_positions
+
+
+def warn_truncated(line: str, length: int, limit: int) -> None:
+    logger.warning(f"a source line of {length} tokens ({line[:30]!r}...) is longer than "
+                   f"--max-source-positions {limit}; translating its first {limit - 1} tokens")
+
+
+def truncating_long_lines(make_batches: MakeBatches) -> MakeBatches:
+    @functools.wraps(make_batches)
+    def make_batches_within_limit(lines: list[str], cfg: Any, task: Any, max_positions: Any,
+                                  encode_fn: Callable[[str], str]) -> Iterator[Any]:
+        limit = source_limit(max_positions)
+
+        def encode_within_limit(line: str) -> str:
+            tokens = encode_fn(line).split()
+            if limit is not None and len(tokens) + 1 > limit:  # + </s>
+                warn_truncated(line, len(tokens) + 1, limit)
+                tokens = tokens[: limit - 1]
+            return " ".join(tokens)
+
+        return make_batches(lines, cfg, task, max_positions, encode_within_limit)
+
+    return make_batches_within_limit
+
+
+def install() -> None:
+    interactive = sys.modules.get("fairseq_cli.interactive")
+    if interactive is None:
+        return
+    interactive.buffered_read = read_lines
+    wrap_once(interactive, "make_batches", truncating_long_lines)

@@ -1,0 +1,10 @@
+"""The paper's model, one module per part (Sections 3-4, Appendix A, B.1):
+
+- ``gru``: the gated hidden unit (A.1.1) and its masked recurrence over a padded batch;
+- ``encoder``: the bidirectional encoder (3.2, A.2.1), unidirectional for RNNencdec;
+- ``attention``: the alignment model (3.1, A.1.2);
+- ``deep_output``: the deep output with one maxout layer (A.2.2);
+- ``decoder``: the conditional GRU decoder (A.2.2);
+- ``initialization``: the parameter initialisation (B.1);
+- ``rnnsearch``: the ``rnnsearch`` and ``rnnencdec`` fairseq models and their architectures (4.2, A.2.3).
+"""

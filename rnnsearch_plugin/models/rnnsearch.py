@@ -1,0 +1,217 @@
+"""The ``rnnsearch`` and ``rnnencdec`` fairseq models and their architectures (Section 4.2,
+Appendix A.2.3).
+
+``rnnsearch``: bidirectional encoder + attention decoder (Sections 3.1-3.2, A.2).
+``rnnencdec``: the baseline of Cho et al. (2014a): a unidirectional encoder whose last state c
+is the only thing the decoder sees of the source (A.2.2: "the model becomes RNN Encoder-Decoder
+if we fix c_i"); same decoder and deep output, with the attention switched off.
+"""
+import logging
+from dataclasses import dataclass, field, fields
+from typing import Any, Optional
+
+import torch
+
+from fairseq.dataclass import ChoiceEnum, FairseqDataclass
+from fairseq.models import FairseqEncoderDecoderModel, register_model, register_model_architecture
+from fairseq.utils import safe_getattr
+from omegaconf import II
+
+from .. import hub
+from ..fairseq_fixes.alignment_options import check_options
+from ..fairseq_fixes.cli_errors import UserInputError
+from ..speed import precision
+from .decoder import READOUT_STATES, ConditionalGRUDecoder
+from .encoder import RecurrentEncoder
+from .initialization import initialize_parameters
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class RNNEncDecConfig(FairseqDataclass):
+    encoder_embed_dim: int = field(default=620, metadata={"help": "source embedding size m (A.2.3)"})
+    encoder_hidden_size: int = field(
+        default=1000, metadata={"help": "encoder GRU size n, per direction (A.2.3)"}
+    )
+    decoder_embed_dim: int = field(default=620, metadata={"help": "target embedding size m"})
+    decoder_hidden_size: int = field(default=1000, metadata={"help": "decoder GRU size n"})
+    decoder_out_embed_dim: int = field(
+        default=500, metadata={"help": "maxout units l of the deep output (A.2.2)"}
+    )
+    maxout_pool_size: int = field(
+        default=2, metadata={"help": "units pooled by each maxout unit (2 in the paper)"}
+    )
+    readout_state: ChoiceEnum(READOUT_STATES) = field(  # type: ignore[valid-type]
+        default="previous",
+        metadata={
+            "help": "state the deep output reads: 'previous' = s_{i-1} (Appendix A.2.2 and the "
+            "authors' code), 'current' = s_i (main text, Eq. (4))"
+        },
+    )
+    dropout: float = field(
+        default=0.0, metadata={"help": "default for the three dropouts below (not --encoder-dropout-out)"}
+    )
+    encoder_dropout_in: Optional[float] = field(
+        default=None, metadata={"help": "dropout on source embeddings (default: --dropout)"}
+    )
+    decoder_dropout_in: Optional[float] = field(
+        default=None, metadata={"help": "dropout on target embeddings (default: --dropout)"}
+    )
+    decoder_dropout_out: Optional[float] = field(
+        default=None, metadata={"help": "dropout on the maxout layer t_i (default: --dropout)"}
+    )
+    max_source_positions: int = field(default=1024, metadata={"help": "longest source accepted"})
+    max_target_positions: int = field(default=1024, metadata={"help": "longest target accepted"})
+    amp: bool = II("common.amp")  # --amp: on a CPU, bfloat16 products (speed/precision.py)
+
+
+@dataclass
+class RNNSearchConfig(RNNEncDecConfig):
+    attention_hidden_size: int = field(
+        default=1000, metadata={"help": "hidden units n' of the alignment model (A.2.3)"}
+    )
+    encoder_dropout_out: float = field(
+        default=0.0,
+        metadata={
+            "help": "dropout on the annotations h_j that the alignment model weighs into c_i (default "
+            "0, not --dropout: --dropout keeps the meaning it had before this option)"
+        },
+    )
+
+
+def resolved_dropout(cfg: Any, name: str) -> float:
+    """A specific dropout, or --dropout where it is unset."""
+    value = safe_getattr(cfg, name)
+    return cfg.dropout if value is None else value
+
+
+@register_model("rnnsearch", dataclass=RNNSearchConfig)
+class RNNSearchModel(FairseqEncoderDecoderModel):
+    """RNNsearch (Bahdanau et al. 2015)."""
+
+    attentive = True
+
+    @classmethod
+    def build_model(cls, cfg: Any, task: Any) -> "RNNSearchModel":
+        encoder = RecurrentEncoder(
+            task.source_dictionary,
+            cfg.encoder_embed_dim,
+            cfg.encoder_hidden_size,
+            bidirectional=cls.attentive,
+            dropout_in=resolved_dropout(cfg, "encoder_dropout_in"),
+            dropout_out=safe_getattr(cfg, "encoder_dropout_out", 0.0),
+            max_positions=cfg.max_source_positions,
+        )
+        decoder = ConditionalGRUDecoder(
+            task.target_dictionary,
+            cfg.decoder_embed_dim,
+            cfg.decoder_hidden_size,
+            context_size=encoder.annotation_size,
+            summary_size=cfg.encoder_hidden_size,
+            maxout_units=cfg.decoder_out_embed_dim,
+            maxout_pool_size=cfg.maxout_pool_size,
+            attention_hidden_size=cfg.attention_hidden_size if cls.attentive else None,
+            readout_state=str(cfg.readout_state),
+            dropout_in=resolved_dropout(cfg, "decoder_dropout_in"),
+            dropout_out=resolved_dropout(cfg, "decoder_dropout_out"),
+            max_positions=cfg.max_target_positions,
+        )
+        model = cls(encoder, decoder)
+        initialize_parameters(model)
+        model.set_cpu_bfloat16(precision.requested(cfg))
+        return model
+
+    def set_cpu_bfloat16(self, requested: bool) -> bool:
+        """Run the encoder and decoder under bfloat16 autocast on the CPU (``speed/precision.py``) if
+        ``requested`` and the processor has bfloat16 arithmetic; whether it does so."""
+        enabled = precision.cpu_bfloat16_available(requested)
+        self.encoder.cpu_bfloat16 = self.decoder.cpu_bfloat16 = enabled
+        return enabled
+
+    def prepare_for_inference_(self, cfg: Any) -> None:
+        """fairseq-generate, fairseq-interactive and the hub call this once the model is on its
+        device. It refuses in one line the alignment options (--print-alignment, --replace-unk)
+        this model cannot serve (``fairseq_fixes/alignment_options.py``); with --amp on a CPU the model translates
+        in bfloat16, its weights stored in bfloat16 once (autocast would cast them again at every
+        decoding step)."""
+        check_options(self, cfg.generation)
+        on_cpu = next(self.parameters()).device.type == "cpu"
+        if self.set_cpu_bfloat16(on_cpu and bool(safe_getattr(cfg.common, "amp", False))):
+            self.to(torch.bfloat16)
+            logger.info("translating with bfloat16 products on the CPU (--amp)")
+        super().prepare_for_inference_(cfg)
+
+    def extra_repr(self) -> str:
+        """Named in the model summary fairseq-train logs."""
+        return "bfloat16 products on the CPU (--amp)" if self.decoder.cpu_bfloat16 else ""
+
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True, model_cfg: Any = None, args: Any = None) -> Any:
+        """Refuse, in one line, dictionaries that do not match the checkpoint's."""
+        for side, prefix, dictionary in (
+            ("source", "encoder", self.encoder.dictionary),
+            ("target", "decoder", self.decoder.dictionary),
+        ):
+            stored = state_dict.get(f"{prefix}.embed_tokens.weight")
+            if stored is not None and stored.size(0) != len(dictionary):
+                raise UserInputError(
+                    f"the checkpoint was trained with a {side} dictionary of {stored.size(0)} "
+                    f"entries, but the one given has {len(dictionary)}: use the data directory "
+                    "(dict.*.txt) the model was trained with"
+                )
+        return super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
+
+    @classmethod
+    def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str = "model.pt",
+                        data_name_or_path: str = ".", **kwargs: Any) -> "hub.RNNSearchHubInterface":
+        """fairseq's hub loading, returning ``hub.RNNSearchHubInterface`` (``hub.from_pretrained``)."""
+        return hub.from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path,
+                                   archive_map=cls.hub_models(), **kwargs)
+
+
+@register_model("rnnencdec", dataclass=RNNEncDecConfig)
+class RNNEncDecModel(RNNSearchModel):
+    """RNNencdec (Cho et al. 2014a), the paper's baseline."""
+
+    attentive = False
+
+
+PAPER_PRESET = {  # A.2.3; no dropout, as in the paper
+    "encoder_embed_dim": 620, "decoder_embed_dim": 620,
+    "encoder_hidden_size": 1000, "decoder_hidden_size": 1000,
+    "attention_hidden_size": 1000, "decoder_out_embed_dim": 500,
+}
+SMALL_PRESET = {  # for CPU experiments on small corpora such as Multi30k
+    "encoder_embed_dim": 256, "decoder_embed_dim": 256,
+    "encoder_hidden_size": 256, "decoder_hidden_size": 256,
+    "attention_hidden_size": 256, "decoder_out_embed_dim": 256,
+    "dropout": 0.2,
+}
+
+
+def _apply_preset(args: Any, preset: dict[str, Any], config: type[FairseqDataclass]) -> None:
+    """Fill what the user left unset: first from the preset, then from the dataclass defaults."""
+    for spec in fields(config):
+        if spec.name.startswith("_") or safe_getattr(args, spec.name) is not None:
+            continue
+        setattr(args, spec.name, preset.get(spec.name, spec.default))
+
+
+@register_model_architecture("rnnsearch", "rnnsearch_wmt14")
+def rnnsearch_wmt14(args: Any) -> None:
+    _apply_preset(args, PAPER_PRESET, RNNSearchConfig)
+
+
+@register_model_architecture("rnnsearch", "rnnsearch_small")
+def rnnsearch_small(args: Any) -> None:
+    _apply_preset(args, SMALL_PRESET, RNNSearchConfig)
+
+
+@register_model_architecture("rnnencdec", "rnnencdec_wmt14")
+def rnnencdec_wmt14(args: Any) -> None:
+    _apply_preset(args, PAPER_PRESET, RNNEncDecConfig)
+
+
+@register_model_architecture("rnnencdec", "rnnencdec_small")
+def rnnencdec_small(args: Any) -> None:
+    _apply_preset(args, SMALL_PRESET, RNNEncDecConfig)

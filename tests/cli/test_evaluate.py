@@ -1,0 +1,51 @@
+"""rnnsearch-evaluate's report (Table 1, Figure 2, Table 2, Appendix C) of the session's tiny checkpoint on
+Multi30k, against sacreBLEU's command line and the training log."""
+import math
+
+import pytest
+from sacremoses import MosesTokenizer
+
+from conftest import sacrebleu_cli
+from rnnsearch_plugin.analysis import bleu
+from rnnsearch_plugin.analysis.training_log import read_training_log
+from rnnsearch_plugin.data.textio import read_lines, write_atomic
+
+
+def test_bleu_figures_equal_sacrebleus_own_on_the_same_files(evaluation, multi30k, tmp_path):
+    out, report = evaluation
+    system = report["systems"]["tiny"]
+    reference = multi30k / "raw" / "test1.fr"
+    assert system["sacrebleu"] == pytest.approx(sacrebleu_cli(reference, out / "translations" / "tiny.txt"), abs=6e-5)
+    tokenizer = MosesTokenizer("fr")
+    for name, lines in {"hyp": read_lines(out / "translations" / "tiny.txt"), "ref": read_lines(reference)}.items():
+        write_atomic(tmp_path / name, [tokenizer.tokenize(line, escape=False, return_str=True) for line in lines])
+    multi_bleu = sacrebleu_cli(tmp_path / "ref", tmp_path / "hyp", "--tokenize", "none", "--smooth-method", "none")
+    assert system["tokenised_bleu"] == pytest.approx(multi_bleu, abs=6e-5)
+    subset = [read_lines(reference)[i] for i in system["no_unk_ids"]]
+    write_atomic(tmp_path / "subset", subset)
+    no_unk = sacrebleu_cli(tmp_path / "subset", out / "translations" / "tiny.no_unk.txt")
+    assert system["no_unk_sacrebleu"] == pytest.approx(no_unk, abs=6e-5)
+    assert 0 < system["no_unk_sentences"] < 1000  # the 1,000-word spm vocabulary leaves some <unk>
+
+
+def test_report_files_cover_every_sentence_once(evaluation, multi30k):
+    out, report = evaluation
+    rows = report["by_length"]["tiny"]
+    assert [r["bucket"] for r in rows] == ["0-10", "10-20", "20-30", "30-40", "40-50", "50-60", "60+"]
+    assert sum(r["sentences"] for r in rows) == 1000
+    assert len((out / "bleu_by_length.csv").read_text().splitlines()) == 1 + len(rows)
+    assert (out / "bleu_by_length.png").stat().st_size > 0 and "<svg" in (out / "bleu_by_length.svg").read_text()
+    long_rows = [line for line in (out / "long_sentences.md").read_text().splitlines() if line[:3].strip("| ").isdigit()]
+    lengths = bleu.source_lengths(read_lines(multi30k / "raw" / "test1.en"))
+    expected = [i for i, n in enumerate(lengths) if n >= 15]
+    assert [int(line.split(" | ")[0][2:]) for line in long_rows] == expected and len(expected) > 20
+
+
+def test_training_statistics_come_from_the_log(evaluation, checkpoint):
+    statistics = read_training_log(checkpoint.parent / "train.log")
+    assert statistics["updates"] == 300  # the fixture's --max-update
+    assert statistics["device"] == "cpu" and statistics["unit"] == "nats per target token"
+    valid = [line for line in (checkpoint.parent / "train.log").read_text().splitlines() if "valid on 'valid'" in line]
+    best_bits = min(float(line.split("| loss ")[1].split(" ")[0]) for line in valid)
+    assert statistics["dev_nll"] == pytest.approx(best_bits * math.log(2))
+    assert evaluation[1]["training"]["tiny"]["updates"] == 300

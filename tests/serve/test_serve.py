@@ -1,0 +1,296 @@
+"""rnnsearch-serve (issue 27): the JSON API against the Python API it serves, its errors, its
+queue, and the page in headless Chromium (scripts/install_browser.sh)."""
+import re
+import shutil
+import socket
+import sys
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import REPO, run
+from rnnsearch_plugin.analysis.alignment import merge_pieces
+from rnnsearch_plugin.serve.batcher import Batcher, QueueFull
+from rnnsearch_plugin.serve.translator import TranslateItem, run_batch
+
+sys.path.insert(0, str(REPO / "scripts"))
+from serve_load import call, serving  # noqa: E402
+
+LIMITS = ["--max-sentences", "4", "--max-sentence-tokens", "40", "--max-beam", "6", "--max-request-bytes", "20000"]
+TOLERANCE = 1e-4  # scores: the same sentence in batches of other sizes differs by float rounding
+WEIGHTS = 2e-6  # alignment weights: the server rounds them to 6 decimals
+
+
+@pytest.fixture(scope="module")
+def sentences(multi30k) -> list[str]:
+    """Eight test sentences well within the server's --max-sentence-tokens 40."""
+    return [line for line in (multi30k / "raw" / "test.en").read_text(encoding="utf-8").splitlines()
+            if len(line.split()) <= 12][:8]
+
+
+@pytest.fixture(scope="module")
+def server(checkpoint, multi30k, tmp_path_factory):
+    """rnnsearch-serve started from another folder, so that it runs the installed package."""
+    folder = tmp_path_factory.mktemp("serve")
+    with serving(checkpoint, multi30k / "bin", *LIMITS, log=folder / "serve.log", cwd=folder) as (address, process):
+        yield address
+    assert process.returncode == 0, f"rnnsearch-serve did not stop cleanly on SIGINT:\n{(folder / 'serve.log').read_text()[-2000:]}"
+
+
+@pytest.fixture(scope="module")
+def rnnencdec_server(rnnencdec_checkpoint, multi30k, tmp_path_factory):
+    """The session's RNNencdec checkpoint (only its lack of attention matters) being served."""
+    folder = tmp_path_factory.mktemp("rnnencdec_serve")
+    with serving(rnnencdec_checkpoint, multi30k / "bin", log=folder / "serve.log", cwd=folder) as (address, _):
+        yield address
+
+
+def best(hub, sentence: str, beam: int, nbest: int = 1) -> list[dict]:
+    """The hub's own n-best list of one sentence: translations and scores."""
+    hypos = hub.generate([hub.encode(sentence)], beam=beam)[0][:nbest]
+    return [{"translation": hub.decode(hypo["tokens"]), "score": float(hypo["score"])} for hypo in hypos]
+
+
+def words(hub, sentence: str, beam: int) -> tuple[np.ndarray, list[str], list[str]]:
+    """The hub's alignment of a sentence's best translation, merged into words."""
+    found = hub.align(sentence, beam=beam)
+    return merge_pieces(found.weights, found.source_tokens, found.target_tokens, hub.scheme)
+
+
+def same_hypotheses(served: list[dict], expected: list[dict]) -> bool:
+    return [h["translation"] for h in served] == [h["translation"] for h in expected] and all(
+        abs(h["score"] - e["score"]) < TOLERANCE for h, e in zip(served, expected))
+
+
+def test_health_names_the_model_and_the_page_is_local(server, checkpoint, multi30k):
+    assert server.startswith("http://127.0.0.1:")
+    status, health = call(server, "health")
+    assert status == 200 and health["checkpoint"] == str(checkpoint.resolve())
+    assert (health["architecture"], health["attention"], health["subwords"]) == ("rnnsearch_small", True, "spm")
+    for side, language in (("source", "en"), ("target", "fr")):
+        dictionary = multi30k / "bin" / f"dict.{language}.txt"
+        assert health[side] == {"language": language, "dictionary": str(dictionary.resolve()),
+                                "size": len(dictionary.read_text().splitlines()) + 4}  # + <s> <pad> </s> <unk>
+    assert health["limits"]["max_sentences"] == 4 and health["limits"]["max_beam"] == 6
+    import urllib.request
+
+    page = urllib.request.urlopen(server).read().decode()
+    assets = re.findall(r'(?:src|href)="([^"]+)"', page)
+    assert sorted(assets) == ["static/app.css", "static/app.js"]
+    for asset in assets:  # served from the installed package, as the repository has them
+        assert urllib.request.urlopen(server + asset).read() == (REPO / "rnnsearch_plugin/serve" / asset).read_bytes()
+
+
+def test_translations_and_alignments_match_the_python_api(server, hub, sentences):
+    status, answer = call(server, "translate", {"sentences": sentences[:3], "beam": 4, "nbest": 2})
+    assert status == 200 and len(answer["translations"]) == 3
+    for sentence, translation in zip(sentences, answer["translations"]):
+        assert translation["source"] == sentence
+        assert same_hypotheses(translation["hypotheses"], best(hub, sentence, 4, 2))
+        weights, source, target = words(hub, sentence, 4)
+        alignment = translation["hypotheses"][0]["alignment"]
+        assert (alignment["source"], alignment["target"]) == (source, target)
+        assert np.abs(np.array(alignment["weights"]) - weights).max() < WEIGHTS
+        for hypothesis in translation["hypotheses"]:  # every row a distribution over the source words
+            assert np.allclose(np.array(hypothesis["alignment"]["weights"]).sum(axis=1), 1, atol=1e-4)
+    status, answer = call(server, "translate", {"sentences": sentences[:1], "beam": 4, "pieces": True})
+    found = hub.align(sentences[0], beam=4)
+    alignment = answer["translations"][0]["hypotheses"][0]["alignment"]
+    assert (alignment["source"], alignment["target"]) == (found.source_tokens, found.target_tokens)
+    assert np.abs(np.array(alignment["weights"]) - found.weights).max() < WEIGHTS
+
+
+def test_scores_match_the_python_api(server, hub, sentences, multi30k):
+    references = (multi30k / "raw" / "test.fr").read_text(encoding="utf-8").splitlines()[:3]
+    status, answer = call(server, "score", {"pairs": [{"source": s, "target": t} for s, t in zip(sentences, references)]})
+    assert status == 200
+    for scored, expected, reference in zip(answer["scores"], hub.score(sentences[:3], references), references):
+        assert scored["target"] == reference and abs(scored["score"] - expected["score"]) < TOLERANCE
+        assert abs(sum(scored["positional_scores"]) - scored["score"]) < TOLERANCE
+        assert np.array(scored["alignment"]["weights"]).shape == (len(scored["alignment"]["target"]),
+                                                                  len(scored["alignment"]["source"]))
+
+
+def test_concurrent_requests_each_get_their_own_translations(server, hub, sentences):
+    requests = [{"sentences": sentences[i:i + 2], "beam": 2 + i % 3, "alignment": False} for i in range(8)]
+    expected = [[best(hub, s, r["beam"]) for s in r["sentences"]] for r in requests]
+    _, before = call(server, "health")
+    answers: list = [None] * len(requests)
+
+    def send(index: int) -> None:
+        answers[index] = call(server, "translate", requests[index])
+
+    threads = [threading.Thread(target=send, args=(index,)) for index in range(len(requests))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for (status, answer), request, wanted in zip(answers, requests, expected):
+        assert status == 200
+        assert [t["source"] for t in answer["translations"]] == request["sentences"]
+        assert all(same_hypotheses(t["hypotheses"], w) for t, w in zip(answer["translations"], wanted))
+        assert all("alignment" not in h for t in answer["translations"] for h in t["hypotheses"])
+    _, after = call(server, "health")
+    assert after["queue"]["requests"] - before["queue"]["requests"] == 8
+    assert after["queue"]["sentences"] - before["queue"]["sentences"] == sum(len(r["sentences"]) for r in requests)
+
+
+BAD_REQUESTS = [  # (path, body, status, a phrase of the message)
+    ("translate", b"", 400, "empty request body"),
+    ("translate", b'{"sentences": ["A dog."]', 400, "invalid JSON"),
+    ("translate", '{"sentences": ["Un caf\u00e9."]}'.encode("latin-1"), 400, "not UTF-8"),
+    ("translate", b'["A dog."]', 400, "expected a JSON object"),
+    ("translate", {"sentences": "A dog."}, 400, "non-empty list"),
+    ("translate", {"sentences": ["A dog.", 7]}, 400, "sentence 1 must be a string"),
+    ("translate", {"sentence": ["A dog."]}, 400, "unknown field 'sentence'"),
+    ("translate", {"sentences": ["A dog."] * 5}, 413, "more than the limit of 4"),
+    ("translate", {"sentences": ["A dog " * 30]}, 413, "more than the limit of 40"),
+    ("translate", b'{"sentences": ["' + b"a" * 20000 + b'"]}', 413, "over 20,000 bytes"),
+    ("translate", {"sentences": ["A dog."], "beam": 0}, 422, "'beam' is 0"),
+    ("translate", {"sentences": ["A dog."], "beam": 7}, 422, "between 1 and 6"),
+    ("translate", {"sentences": ["A dog."], "beam": 3, "nbest": 4}, 422, "'nbest' is 4"),
+    ("translate", {"sentences": ["A dog."], "beam": "5"}, 400, "must be an integer"),
+    ("translate", {"sentences": ["A dog."], "alignment": "yes"}, 400, "true or false"),
+    ("score", {"pairs": [{"source": "A dog."}]}, 400, "pair 0 must be an object"),
+    ("score", {"pairs": [{"source": "A dog.", "target": "Un chien " * 30}]}, 413, "pair 0's target has"),
+    ("health", b"{}", 405, "Method Not Allowed"),
+    ("nowhere", None, 404, "Not Found"),
+]
+
+
+@pytest.mark.parametrize("path, body, status, phrase", BAD_REQUESTS, ids=[f"{p}-{s}-{m}" for p, _, s, m in BAD_REQUESTS])
+def test_bad_requests_get_a_json_error_and_the_server_goes_on(server, path, body, status, phrase):
+    got, answer = call(server, path, body)
+    assert (got, list(answer)) == (status, ["error"]) and phrase in answer["error"] and "\n" not in answer["error"]
+    assert call(server, "translate", {"sentences": ["A dog."], "beam": 1})[0] == 200
+
+
+def test_rnnencdec_translates_but_has_no_alignment(rnnencdec_server):
+    _, health = call(rnnencdec_server, "health")
+    assert (health["architecture"], health["attention"]) == ("rnnencdec_small", False)
+    status, answer = call(rnnencdec_server, "translate", {"sentences": ["A dog."]})
+    assert status == 200 and "alignment" not in answer["translations"][0]["hypotheses"][0]
+    pair = {"pairs": [{"source": "A dog.", "target": "Un chien."}]}
+    assert call(rnnencdec_server, "score", pair)[0] == 200
+    for path, body in (("translate", {"sentences": ["A dog."], "alignment": True}), ("score", {**pair, "alignment": True})):
+        status, answer = call(rnnencdec_server, path, body)
+        assert status == 422 and "RNNencdec" in answer["error"]
+
+
+def items(hub, sentences: list[str]) -> list[TranslateItem]:
+    return [TranslateItem(s, hub.encode(s), alignment=False, pieces=False) for s in sentences]
+
+
+def test_batcher_runs_waiting_requests_together_and_each_gets_its_own(hub, sentences):
+    batcher = Batcher(lambda key, batch: run_batch(hub, key, batch), batch_items=4, max_waiting=4)
+    jobs = [(("translate", 2, 1), sentences[0:2]), (("translate", 3, 1), sentences[2:3]),
+            (("translate", 2, 1), sentences[3:5]), (("translate", 2, 1), sentences[5:7])]
+    futures = [batcher.submit(key, items(hub, batch)) for key, batch in jobs]  # all wait: no worker yet
+    with pytest.raises(QueueFull):
+        batcher.submit(("translate", 2, 1), items(hub, sentences[:1]))
+    batcher.start()
+    results = [future.result(timeout=300) for future in futures]
+    batcher.stop()
+    # beam 2: jobs 0 and 2 fill one batch of 4 sentences, job 3 would overfill it; beam 3 runs alone
+    assert batcher.stats() == {"requests": 4, "batches": 3, "sentences": 7, "failed": 0, "waiting": 0}
+    for (key, batch), result in zip(jobs, results):
+        assert [r["source"] for r in result] == batch
+        assert all(same_hypotheses(r["hypotheses"], best(hub, s, key[1])) for r, s in zip(result, batch))
+
+
+def test_batcher_fails_only_the_request_that_fails_and_drops_cancelled_ones(hub, sentences):
+    batcher = Batcher(lambda key, batch: run_batch(hub, key, batch), batch_items=8, max_waiting=8)
+    broken = TranslateItem("?", torch.tensor([len(hub.src_dict) + 100, hub.src_dict.eos()]), False, False)
+    good, bad = batcher.submit(("translate", 2, 1), items(hub, sentences[:2])), batcher.submit(("translate", 2, 1), [broken])
+    assert batcher.submit(("translate", 2, 1), items(hub, sentences[2:3])).cancel()  # its client gave up waiting
+    batcher.start()
+    assert same_hypotheses(good.result(timeout=300)[1]["hypotheses"], best(hub, sentences[1], 2))
+    with pytest.raises(IndexError):
+        bad.result(timeout=300)
+    batcher.stop()
+    assert batcher.stats() == {"requests": 1, "batches": 1, "sentences": 2, "failed": 1, "waiting": 0}
+
+
+def test_command_line_mistakes_end_in_one_line(checkpoint, multi30k, tmp_path):
+    missing = run("rnnsearch-serve", "--path", str(tmp_path / "none.pt"), "--data", str(multi30k / "bin"), "--port", "0",
+                  check=False)
+    assert (missing.returncode, missing.stderr.strip()) == (1, f"rnnsearch-serve: error: --path {tmp_path / 'none.pt'}: no such file")
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        busy = run("rnnsearch-serve", "--path", str(checkpoint), "--data", str(multi30k / "bin"), "--port", str(port),
+                   check=False)
+    assert busy.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in busy.stderr.strip().splitlines()[-1]
+    too_long = run("rnnsearch-serve", "--path", str(checkpoint), "--data", str(multi30k / "bin"), "--port", "0",
+                   "--max-sentence-tokens", "5000", check=False)
+    assert too_long.returncode == 1 and "more than the model accepts (1024" in too_long.stderr.strip().splitlines()[-1]
+
+
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None or CHROMEDRIVER is None:
+        pytest.skip("headless Chromium is not installed (Debian's chromium and chromium-driver): run "
+                    "scripts/install_browser.sh to test the page in a browser")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed: pip install '.[test]'")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,900"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    yield driver
+    driver.quit()
+
+
+CELLS = """return Array.from(document.querySelectorAll('#heatmap rect.cell'), cell => ({row: Number(cell.dataset.row),
+    col: Number(cell.dataset.col), weight: Number(cell.dataset.weight), fill: cell.getAttribute('fill')}))"""
+
+
+def labels(browser, side: str) -> list[str]:
+    return browser.execute_script(f"return Array.from(document.querySelectorAll('#heatmap .{side}-label'), l => l.textContent)")
+
+
+def test_page_translates_as_you_type_and_draws_the_alignment(server, browser, hub, sentences):
+    from selenium.webdriver import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 120)
+    browser.get(server)
+    wait.until(lambda driver: "rnnsearch_small" in driver.find_element(By.ID, "model").text)
+    browser.execute_script("window.notReloaded = true")
+    nbest = browser.find_element(By.ID, "nbest")
+    nbest.clear()
+    nbest.send_keys("2")
+    box = browser.find_element(By.ID, "sentence")
+
+    def shown() -> list[str]:
+        return [item.text for item in browser.find_elements(By.CSS_SELECTOR, "#hypotheses .translation")]
+
+    for typed, sentence in ((sentences[0], sentences[0]), (" " + sentences[1], f"{sentences[0]} {sentences[1]}")):
+        box.send_keys(typed)  # key by key, as a person types
+        expected = best(hub, sentence, 5, 2)
+        wait.until(lambda driver: shown() == [h["translation"] for h in expected])
+        weights, source, target = words(hub, sentence, 5)
+        assert labels(browser, "source") == source and labels(browser, "target") == target
+        cells = browser.execute_script(CELLS)  # one round trip for every cell's attributes
+        assert sorted((cell["row"], cell["col"]) for cell in cells) == [  # one row a target word, one column a source word
+            (row, column) for row in range(len(target)) for column in range(len(source))]
+        for cell in cells:  # 0 black, 1 white
+            gray = round(255 * cell["weight"])
+            assert abs(cell["weight"] - weights[cell["row"], cell["col"]]) < WEIGHTS
+            assert cell["fill"] == f"rgb({gray}, {gray}, {gray})"
+    cell = browser.find_elements(By.CSS_SELECTOR, "#heatmap rect.cell")[len(source) + 1]  # 2nd target word, 2nd source word
+    ActionChains(browser).move_to_element(cell).perform()
+    readout = browser.find_element(By.ID, "readout").text
+    assert f"{weights[1, 1]:.3f}" in readout and f"\u201c{target[1]}\u201d" in readout
+    browser.find_elements(By.CSS_SELECTOR, "#hypotheses li")[1].click()  # the second hypothesis's alignment
+    _, answer = call(server, "translate", {"sentences": [f"{sentences[0]} {sentences[1]}"], "beam": 5, "nbest": 2})
+    second = answer["translations"][0]["hypotheses"][1]["alignment"]
+    assert labels(browser, "target") == second["target"]
+    assert browser.execute_script("return window.notReloaded") is True
+    loaded = browser.execute_script("return performance.getEntriesByType('resource').map(entry => entry.name)")
+    assert loaded and all(name.startswith(server) for name in loaded)  # nothing from elsewhere

@@ -1,0 +1,84 @@
+"""The package as users reach it: the names they import and register, the commands setup.cfg installs, the
+files a non-editable install ships, and an import graph without circles."""
+import ast
+from importlib import metadata
+from pathlib import Path
+
+from fairseq.criterions import CRITERION_REGISTRY
+from fairseq.models import ARCH_MODEL_REGISTRY, MODEL_REGISTRY
+from fairseq.optim import OPTIMIZER_REGISTRY
+
+import rnnsearch_plugin
+from conftest import REPO
+
+PACKAGE = REPO / "rnnsearch_plugin"
+COMMANDS = {"rnnsearch-score", "rnnsearch-average-checkpoints", "rnnsearch-evaluate", "rnnsearch-heatmaps",
+            "rnnsearch-aer", "rnnsearch-serve"}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path, modules: set[str]) -> set[str]:
+    """The plugin's modules that ``path`` imports anywhere in it (lazy imports included)."""
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            found |= {f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names}
+    return found & modules
+
+
+def test_the_plugins_imports_form_no_circle():
+    """Parent packages aside (Python imports a module's packages first, whatever it imports)."""
+    paths = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph = {name: imported_modules(path, set(paths)) - {name} for name, path in paths.items()}
+    circles, finished = [], set()
+
+    def visit(name: str, trail: list[str]) -> None:
+        if name in trail:
+            circles.append(trail[trail.index(name):] + [name])
+        elif name not in finished:
+            for imported in sorted(graph[name]):
+                if not name.startswith(imported + "."):
+                    visit(imported, [*trail, name])
+            finished.add(name)
+
+    for name in sorted(graph):
+        visit(name, [])
+    assert circles == []
+
+
+def test_what_users_import_register_and_run_is_there():
+    assert set(rnnsearch_plugin.__all__) == {"RNNSearchModel", "RNNEncDecModel", "PaperAdadelta",
+                                             "ChunkedCrossEntropyCriterion", "load", "RNNSearchHubInterface", "Alignment"}
+    assert all(getattr(rnnsearch_plugin, name) for name in rnnsearch_plugin.__all__)
+    assert MODEL_REGISTRY["rnnsearch"] is rnnsearch_plugin.RNNSearchModel
+    assert MODEL_REGISTRY["rnnencdec"] is rnnsearch_plugin.RNNEncDecModel
+    assert {arch: ARCH_MODEL_REGISTRY[arch].__name__ for arch in ARCH_MODEL_REGISTRY if arch.startswith("rnn")} == {
+        "rnnsearch": "RNNSearchModel", "rnnsearch_wmt14": "RNNSearchModel", "rnnsearch_small": "RNNSearchModel",
+        "rnnencdec": "RNNEncDecModel", "rnnencdec_wmt14": "RNNEncDecModel", "rnnencdec_small": "RNNEncDecModel"}
+    assert OPTIMIZER_REGISTRY["rnnsearch_adadelta"] is rnnsearch_plugin.PaperAdadelta
+    assert CRITERION_REGISTRY["chunked_cross_entropy"] is rnnsearch_plugin.ChunkedCrossEntropyCriterion
+    commands = {entry.name: entry for entry in metadata.entry_points(group="console_scripts")
+                if entry.dist is not None and entry.dist.name == "rnnsearch-plugin"}
+    assert set(commands) == COMMANDS
+    assert all(callable(entry.load()) for entry in commands.values())
+
+
+def test_the_installed_package_holds_the_source_trees_files_and_no_others():
+    """What ``pip install .`` (scripts/setup.sh) put in the environment: every module and the
+    server's static files, and no module of an earlier layout."""
+    installed = {Path(*file.parts[1:]) for file in metadata.files("rnnsearch-plugin")
+                 if file.parts[0] == "rnnsearch_plugin" and "__pycache__" not in file.parts}
+    source = {path.relative_to(PACKAGE) for path in PACKAGE.rglob("*")
+              if path.is_file() and "__pycache__" not in path.parts}
+    assert installed == source

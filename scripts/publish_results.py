@@ -1,15 +1,17 @@
-"""Collect what scripts/reproduce_results.sh wrote into WORK/report and publish the small files
-(reports, BLEU-by-length plots, heatmaps, AER) with one summary, OUT/README.md:
+"""Publish what scripts/reproduce_results.sh wrote into WORK: OUT/README.md (every table, with a
+"what holds" line per claim against the targets of issue 26), the reports' small files (reports,
+BLEU-by-length plots, Appendix C, heatmaps, AER), and the results block of the top README:
 
-    python scripts/publish_results.py --work work/results --out docs/results
+    python scripts/publish_results.py --work work/results --out docs/results [--readme README.md]
 
-The summary adds what the reports do not hold: each Hansards system's BLEU on sources of
-10-20 words against 30 words or more (the claim of Figure 2), and the wall time of every step
-(WORK/wall_times.tsv, one line per command: program, its last argument, seconds).
+A corpus whose stages have not run yet is left out of the page and named as pending. The options
+of each system are read from its checkpoint (report.json); the processor of each stage from
+WORK/machines.tsv; the wall time of every command from WORK/wall_times.tsv.
 """
 import argparse
 import json
 import shutil
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,16 +19,23 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rnnsearch_plugin.analysis import bleu  # noqa: E402
 from rnnsearch_plugin.analysis.markdown import markdown_table  # noqa: E402
+from rnnsearch_plugin.analysis.training_log import read_training_log  # noqa: E402
 from rnnsearch_plugin.data.textio import read_lines, write_atomic  # noqa: E402
 
 REPORT_FILES = ("report.md", "report.json", "bleu_by_length.csv", "bleu_by_length.png", "long_sentences.md")
-SPLITS = {"multi30k.test": "Multi30k test_2016_flickr", "multi30k.test1": "Multi30k test_2017_flickr",
-          "hansards.test": "Hansards test"}
-COMMAND = """MULTI30K_DIR=../shared/data/multi30k HANSARDS_DIR=../shared/data/hansards bash scripts/reproduce_results.sh"""
+COMMAND = "MULTI30K_DIR=../shared/data/multi30k HANSARDS_DIR=../shared/data/hansards bash scripts/reproduce_results.sh"
+SEARCH, ENCDEC, LSTM = "rnnsearch_small", "rnnencdec_small", "lstm"
+SEEDS = (1, 2, 3)
+README_BEGIN, README_END = "<!-- results: scripts/publish_results.py -->", "<!-- /results -->"
+
+
+def load_report(work: Path, name: str) -> dict | None:
+    path = work / "report" / name / "report.json"
+    return json.loads(path.read_text()) if path.exists() else None
 
 
 def copy_reports(work: Path, out: Path) -> None:
-    """The report folders without translations and SVGs, heatmap PNGs and AER tables."""
+    """The report folders without translations and SVGs: reports, plots, heatmap PNGs, AER tables."""
     for source in sorted((work / "report").iterdir()):
         target = out / source.name
         target.mkdir(parents=True, exist_ok=True)
@@ -35,124 +44,239 @@ def copy_reports(work: Path, out: Path) -> None:
                 shutil.copyfile(path, target / path.name)
 
 
-def length_gap(work: Path, split: str, systems: list[str]) -> list[list[Any]]:
-    """Per system: BLEU of sources with 10-20 words, with 30 or more, and the difference."""
-    corpus, name = split.split(".")
-    raw, report = work / corpus / "raw", work / "report" / split
-    sources, references = read_lines(raw / f"{name}.en"), read_lines(raw / f"{name}.fr")
-    lengths = bleu.source_lengths(sources)
-    rows = []
-    for system in systems:
-        hypotheses = read_lines(report / "translations" / f"{system}.txt")
-        by_bucket = {r["bucket"]: r for r in bleu.by_length(hypotheses, references, lengths, [10, 20, 30])}
-        short, long = by_bucket["10-20"], by_bucket["30+"]
-        gap = f"{long['bleu'] - short['bleu']:+.2f}" if short["sentences"] and long["sentences"] else "-"
-        rows.append([system, bleu.bucket_cell(short), bleu.bucket_cell(long), gap])
-    return rows
-
-
 def options_cell(options: dict[str, Any]) -> str:
-    """{'arch': 'lstm', 'encoder_dropout_in': 0.3, ...} -> '`--arch lstm --encoder-dropout-in 0.3 ...`'."""
-    return "`" + " ".join(f"--{name.replace('_', '-')} {value}" for name, value in options.items()) + "`"
+    """{'arch': 'lstm', 'encoder_dropout_in': 0.3, 'amp': True, ...} -> '`--arch lstm --encoder-dropout-in 0.3 --amp ...`'."""
+    words = [f"--{name.replace('_', '-')}" + ("" if value is True else f" {value}") for name, value in options.items()]
+    return "`" + " ".join(words) + "`"
 
 
-def bleu_rows(reports: dict[str, dict], splits: list[str]) -> list[list[Any]]:
-    systems = reports[splits[0]]["systems"]
-    rows = []
-    for system in systems:
-        training = reports[splits[0]]["training"][system]
-        scores = [f"{reports[s]['systems'][system]['sacrebleu']:.2f} / {reports[s]['systems'][system]['tokenised_bleu']:.2f}"
-                  for s in splits]
-        rows.append([system, *scores, training["updates"], training["epochs"], training["dev_nll"], training["wall_hours"],
-                     options_cell(systems[system]["options"])])
-    return rows
+def precision(options: dict[str, Any]) -> str:
+    return "bfloat16 (`--amp`)" if options.get("amp") else "float32"
 
 
-def aer_rows(work: Path) -> list[list[Any]]:
-    rows = []
-    for corpus in ("multi30k", "hansards"):
-        scores = json.loads((work / "report" / f"{corpus}.aer" / "aer.json").read_text())
-        rows += [[f"rnnsearch_small ({corpus})" if links != "diagonal" else "diagonal", links,
-                  f"{s['precision']:.3f}", f"{s['recall']:.3f}", f"{s['aer']:.3f}"]
-                 for links, s in scores.items() if links != "diagonal" or corpus == "hansards"]
-    return rows
+def sacrebleu_cell(system: dict) -> str:
+    return f"{system['sacrebleu']:.2f} / {system['tokenised_bleu']:.2f}"
 
 
-def wall_rows(work: Path, reports: dict[str, dict]) -> list[list[Any]]:
-    """The latest run of each step behind the page: the training of each reported system and each
-    report. WORK's log also holds the runs that the options were chosen by, which are left out."""
-    published = {work / "checkpoints" / split.split(".")[0] / system / "train.log"
-                 for split, report in reports.items() for system in report["systems"]}
-    latest = {}
-    for line in read_lines(work / "wall_times.tsv"):
-        program, output, seconds = line.split("\t")
-        if Path(output) in published or Path(output).parent == work / "report":
-            latest[program, output] = seconds
-    return [[program, output.replace(str(work), "WORK"), f"{int(seconds) / 60:.1f}"]
-            for (program, output), seconds in latest.items()]
+def verdict(holds: bool, claim: str, short_by: float | None = None) -> str:
+    return f"**Holds**: {claim}" if holds else f"**Does not hold** (short by {short_by:.2f}): {claim}"
 
 
 def corpus_line(work: Path, corpus: str) -> str:
-    """'spm, 5,760 / 6,216 en / fr dictionary entries; 661,374 / 3,000 / 3,000 train / valid / test pairs'
-    from the corpus's manifest.json."""
+    """'word, 30,004 / 30,004 en / fr dictionary entries; 624,293 / 3,000 / 3,000 train / valid / test pairs'."""
     manifest = json.loads((work / corpus / "manifest.json").read_text())
     pairs, vocabulary = manifest["pairs"], manifest["vocabulary"]
     return (f"{manifest['scheme']}, {vocabulary['en']:,} / {vocabulary['fr']:,} en / fr dictionary entries; "
             + " / ".join(f"{n:,}" for n in pairs.values()) + " " + " / ".join(pairs) + " pairs")
 
 
-def summary(work: Path, reports: dict[str, dict]) -> list[str]:
-    hansards_systems = list(reports["hansards.test"]["systems"])
-    header = ["system", *(f"{SPLITS[s]}: sacreBLEU / tokenised lowercased BLEU" for s in ("multi30k.test", "multi30k.test1")),
-              "updates", "epochs", "best dev NLL (nats/token)", "training hours", "options"]
+def length_gaps(work: Path, systems: list[str]) -> dict[str, tuple[dict, dict]]:
+    """Per Hansards system: BLEU of the test sources of 10-20 words and of 30 or more (Figure 2's claim)."""
+    raw, report = work / "hansards" / "raw", work / "report" / "hansards.test"
+    sources, references = read_lines(raw / "test.en"), read_lines(raw / "test.fr")
+    lengths = bleu.source_lengths(sources)
+    gaps = {}
+    for system in systems:
+        hypotheses = read_lines(report / "translations" / f"{system}.txt")
+        by_bucket = {r["bucket"]: r for r in bleu.by_length(hypotheses, references, lengths, [10, 20, 30])}
+        gaps[system] = by_bucket["10-20"], by_bucket["30+"]
+    return gaps
+
+
+def gap(short: dict, long: dict) -> float:
+    return long["bleu"] - short["bleu"]
+
+
+def hansards_section(work: Path, report: dict) -> tuple[list[str], list[str]]:
+    """The Hansards section of the page, and its verdict lines."""
+    systems, training = report["systems"], report["training"]
+    table1 = [[name, sacrebleu_cell(s), s["no_unk_sentences"],
+               f"{s['no_unk_sacrebleu']:.2f} / {s['no_unk_tokenised_bleu']:.2f}", training[name]["updates"],
+               training[name]["epochs"], f"{training[name]['dev_nll']:.3f}", f"{training[name]['wall_hours']:.2f}",
+               precision(s["options"]), options_cell(s["options"])] for name, s in systems.items()]
+    buckets = [[row[0]["bucket"], *(bleu.bucket_cell(r) for r in row)] for row in zip(*report["by_length"].values())]
+    gaps = length_gaps(work, list(systems))
+    aer = json.loads((work / "report" / "hansards.aer" / "aer.json").read_text())
+    lines = [
+        f"## Canadian Hansards En->Fr at the paper's word level ({corpus_line(work, 'hansards')})", "",
+        "RNNsearch-50 and RNNencdec-50: training pairs of up to 50 words, 30,000-word shortlists. Both models "
+        "share every option but the architecture, one setting fixed beforehand (no dropout, Adam's fixed 0.002).", "",
+        "Table 1 (test, 3,000 sentences, beam "
+        f"{report['beam']}; No UNK: sentences without `<unk>` in source or reference, `<unk>` forbidden in the search):", "",
+        *markdown_table(["system", "All: sacreBLEU / tokenised BLEU", "No UNK: sentences", "No UNK: sacreBLEU / tokenised BLEU",
+                         "updates", "epochs", "best dev NLL (nats/token)", "training hours", "precision", "options"], table1), "",
+        "Figure 2, BLEU by source length: ![BLEU by length](hansards.test/bleu_by_length.png)", "",
+        *markdown_table(["source words (sentences)", *systems], buckets), "",
+        *markdown_table(["system", "BLEU, 10-20 words (sentences)", "BLEU, 30+ words (sentences)", "30+ minus 10-20"],
+                        [[name, bleu.bucket_cell(short), bleu.bucket_cell(long), f"{gap(short, long):+.2f}"]
+                         for name, (short, long) in gaps.items()]), "",
+        "Appendix C, every test source of 30 words or more beside its reference and both translations: "
+        "[long_sentences.md](hansards.test/long_sentences.md); the full report: [report.md](hansards.test/report.md).", "",
+        f"Figure 3, the first three test sentences ({SEARCH}):", "",
+        *(f"![alignment {i}](hansards.alignments/alignment_{i}.png)" for i in range(3)), "",
+        "Alignment error rate on the Hansards gold standard (37 sentences):", "",
+        *markdown_table(["links", "precision", "recall", "AER"],
+                        [[links, f"{s['precision']:.3f}", f"{s['recall']:.3f}", f"{s['aer']:.3f}"] for links, s in aer.items()]),
+    ]
+    lead = systems[SEARCH]["sacrebleu"] - systems[ENCDEC]["sacrebleu"]
+    search_gap, encdec_gap = gap(*gaps[SEARCH]), gap(*gaps[ENCDEC])
+    best_aer = min(s["aer"] for links, s in aer.items() if links != "diagonal")
+    verdicts = [
+        verdict(lead >= 5, f"on the Hansards RNNsearch-50 leads RNNencdec-50 by {lead:+.2f} sacreBLEU, same options "
+                f"(target at least +5).", 5 - lead),
+        verdict(search_gap >= -1 and encdec_gap <= -3,
+                f"from sources of 10-20 words to 30 or more, RNNsearch's BLEU changes by {search_gap:+.2f} (target at least "
+                f"-1.00) and RNNencdec's by {encdec_gap:+.2f} (target -3.00 or worse).",
+                max(-1 - search_gap, encdec_gap + 3)),
+        verdict(best_aer <= 0.45, f"the Hansards RNNsearch's alignments have AER {best_aer:.3f} at best against the "
+                f"diagonal's {aer['diagonal']['aer']:.3f} (target 0.45 or lower).", best_aer - 0.45),
+    ]
+    return lines, verdicts
+
+
+def trial_rows(work: Path, model: str) -> list[list[Any]]:
+    folders = sorted((work / "checkpoints" / "multi30k").glob(f"{model}.t[0-9]*"), key=lambda f: int(f.name.rsplit(".t", 1)[1]))
+    rows = []
+    for folder in folders:
+        if not (folder / "train.log").exists():
+            continue
+        options = " ".join((folder / name).read_text().strip() for name in ("dropout.txt", "rate.txt"))
+        training = read_training_log(folder / "train.log")
+        rows.append([model, folder.name.rsplit(".t", 1)[1], f"`{options}`", f"{training['dev_nll']:.3f}", training["updates"]])
+    if rows:
+        best = min(rows, key=lambda r: float(r[3]))
+        best[1] = f"**{best[1]}** (chosen)"
+    return rows
+
+
+def seed_scores(reports: dict[str, dict], model: str) -> list[tuple[int, float, float]]:
+    return [(seed, *(r["systems"][f"{model}.seed{seed}"]["sacrebleu"] for r in reports.values())) for seed in SEEDS
+            if all(f"{model}.seed{seed}" in r["systems"] for r in reports.values())]
+
+
+def mean_std(values: list[float]) -> str:
+    return f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}" if len(values) > 1 else f"{values[0]:.2f}"
+
+
+def multi30k_section(work: Path, reports: dict[str, dict]) -> tuple[list[str], list[str]]:
+    """The Multi30k section (tuning trials, seeds, the paper pair, B.2), and its verdict lines."""
+    test, test1 = reports.values()
+    training = test["training"]
+    systems = [[name, sacrebleu_cell(s), sacrebleu_cell(test1["systems"][name]), training[name]["updates"],
+                training[name]["epochs"], f"{training[name]['dev_nll']:.3f}", training[name]["unit"], precision(s["options"]),
+                options_cell(s["options"])] for name, s in test["systems"].items()]
+    scores = {model: seed_scores(reports, model) for model in (SEARCH, LSTM)}
+    seed_table = [[model, len(rows), *(mean_std([row[i] for row in rows]) for i in (1, 2))] for model, rows in scores.items() if rows]
+    lines = [
+        f"## Multi30k En->Fr ({corpus_line(work, 'multi30k')})", "",
+        "Tuning trials on dev (seed 1, best validation NLL in nats per token), the same option strings for "
+        "RNNsearch and fairseq's lstm: three dropout settings at Adam's fixed 0.002, then three rates and "
+        "schedules with the better dropout; each model's lowest dev loss is chosen.", "",
+        *markdown_table(["model", "trial", "options", "best dev NLL", "updates"], trial_rows(work, SEARCH) + trial_rows(work, LSTM)), "",
+        "Three seeds at the chosen settings (seed 1 is the chosen trial; sacreBLEU mean ± sample standard deviation):", "",
+        *markdown_table(["model", "seeds", "test_2016_flickr", "test_2017_flickr"], seed_table), "",
+        f"Every system (sacreBLEU / tokenised lowercased BLEU, beam {test['beam']}). {ENCDEC} has {SEARCH}'s chosen "
+        f"options (it has no annotations to drop out); {SEARCH}.b2 has them too, trained with B.2's recipe "
+        "(Adadelta, 80 sentences a batch, loss per sentence) for the same wall time:", "",
+        *markdown_table(["system", "test_2016_flickr", "test_2017_flickr", "updates", "epochs", "best dev NLL", "unit",
+                         "precision", "options"], systems), "",
+        "Reports: [test_2016_flickr](multi30k.test/report.md), [test_2017_flickr](multi30k.test1/report.md).",
+    ]
+    verdicts = []
+    if all(len(scores[model]) == len(SEEDS) for model in scores):
+        leads = [statistics.mean(s[i] for s in scores[SEARCH]) - statistics.mean(s[i] for s in scores[LSTM]) for i in (1, 2)]
+        verdicts.append(verdict(min(leads) > 0, f"over three seeds RNNsearch leads the lstm by {leads[0]:+.2f} (test_2016) "
+                                f"and {leads[1]:+.2f} (test_2017) sacreBLEU on average; the standard deviations are above.",
+                                -min(leads)))
+    if f"{SEARCH}.seed1" in test["systems"] and ENCDEC in test["systems"]:
+        leads = [r["systems"][f"{SEARCH}.seed1"]["sacrebleu"] - r["systems"][ENCDEC]["sacrebleu"] for r in reports.values()]
+        verdicts.append(verdict(min(leads) > 0, f"with the same options RNNsearch leads RNNencdec on Multi30k by "
+                                f"{leads[0]:+.2f} and {leads[1]:+.2f} sacreBLEU.", -min(leads)))
+    return lines, verdicts
+
+
+def wall_rows(work: Path) -> list[list[Any]]:
+    """The latest run of every command (program, its last argument, seconds) in WORK/wall_times.tsv."""
+    latest = {}
+    for line in read_lines(work / "wall_times.tsv"):
+        program, output, seconds = line.split("\t")
+        latest[program, output] = seconds
+    return [[program, output.replace(str(work), "WORK"), f"{int(seconds) / 60:.1f}"] for (program, output), seconds in latest.items()]
+
+
+def machine_rows(work: Path) -> list[list[str]]:
+    path = work / "machines.tsv"
+    return [line.split("\t") for line in read_lines(path)] if path.exists() else []
+
+
+def page(work: Path, hansards: tuple[list[str], list[str]] | None, multi30k: tuple[list[str], list[str]] | None,
+         verdicts: list[str]) -> list[str]:
+    pending = [name for name, section in (("the Hansards (stages hansards, hansards-evaluate)", hansards),
+                                          ("Multi30k (stages multi30k-*)", multi30k)) if section is None]
     return [
         "# Results on real data within a CPU budget", "",
-        f"Regenerate everything (about 2.5 hours on 2 cores): `{COMMAND}`, then this page with "
-        "`python scripts/publish_results.py --work work/results --out docs/results`. Every model trains for the "
-        "same wall time (45 minutes, `--stop-time-hours 0.75`) with Adam, `--max-tokens 4000`, "
-        "one thread pinned to one of the two cores, two jobs at a time; the checkpoint with the best validation "
-        "loss is evaluated with beam 5. The options column, read from each checkpoint, has its learning rate and "
-        "its schedule, its seed (the script's `SEED`) and what was chosen for each model on the validation sets "
-        "(its `MULTI30K_DROPOUT`, `MAXOUT_DROPOUT`, `ANNOTATION_DROPOUT`, `READOUT_STATE`, `RNNSEARCH_LR`, "
-        "`RNNSEARCH_LR_SHRINK`, `LSTM_DROPOUT`, `HANSARDS_DROPOUT`). `rnnsearch_plugin` sizes: "
-        "`rnnsearch_small`, `rnnencdec_small`; fairseq's `lstm` with `--encoder-bidirectional` and the same "
-        "sizes (256).", "",
-        f"## Multi30k En->Fr ({corpus_line(work, 'multi30k')})", "",
-        *markdown_table(header, bleu_rows(reports, ["multi30k.test", "multi30k.test1"])), "",
-        "Figure 2 style, test_2016_flickr: ![BLEU by length](multi30k.test/bleu_by_length.png)", "",
-        "Reports: [test_2016_flickr](multi30k.test/report.md), [test_2017_flickr](multi30k.test1/report.md).", "",
-        "Figure 3 style, the first three test_2016_flickr sentences (rnnsearch_small):", "",
-        *(f"![alignment {i}](multi30k.alignments/alignment_{i}.png)" for i in range(3)), "",
-        f"## Canadian Hansards En->Fr ({corpus_line(work, 'hansards')})", "",
-        *markdown_table(["system", "sacreBLEU / tokenised lowercased BLEU", "updates", "epochs",
-                         "best dev NLL (nats/token)", "training hours", "options"],
-                        bleu_rows(reports, ["hansards.test"])), "",
-        "BLEU by source length: ![BLEU by length](hansards.test/bleu_by_length.png)", "",
-        *markdown_table(["system", "BLEU, 10-20 words (sentences)", "BLEU, 30+ words (sentences)", "30+ minus 10-20"],
-                        length_gap(work, "hansards.test", hansards_systems)), "",
-        "[Report](hansards.test/report.md), with BLEU per 10-word bucket up to 60+.", "",
-        *(f"![alignment {i}](hansards.alignments/alignment_{i}.png)" for i in range(3)), "",
-        "## Alignment error rate (Hansards gold standard, 37 sentences)", "",
-        *markdown_table(["model", "links", "precision", "recall", "AER"], aer_rows(work)), "",
-        "## Wall time of each step", "",
-        *markdown_table(["program", "output", "minutes"], wall_rows(work, reports)),
+        f"Regenerate: `{COMMAND}` (its stages one by one: `bash scripts/reproduce_results.sh STAGE`), then this page "
+        "with `python scripts/publish_results.py --work work/results --out docs/results`. Each model trains on one "
+        "thread pinned to one of the two cores, two jobs at a time, and is evaluated at its best validation loss. "
+        "Options, precision and seed are read from each checkpoint. How the settings came about, and the first "
+        "edition's runs: [choosing_options.md](choosing_options.md).", "",
+        "## What holds and what does not", "",
+        *(f"- {line}" for line in verdicts),
+        *(f"- Not run yet: {name}." for name in pending), "",
+        *(hansards[0] + [""] if hansards else []),
+        *(multi30k[0] + [""] if multi30k else []),
+        "## Machines and wall time", "",
+        *markdown_table(["stage", "processor", "flags"], machine_rows(work)), "",
+        *markdown_table(["program", "output", "minutes"], wall_rows(work)),
     ]
+
+
+def readme_block(hansards_report: dict | None, verdicts: list[str]) -> list[str]:
+    """The top README's results block: the Hansards Table 1 in brief and the verdict lines."""
+    lines = [README_BEGIN, "", "Generated by `scripts/publish_results.py` from "
+             "[docs/results/README.md](docs/results/README.md)'s runs:", ""]
+    if hansards_report:
+        systems = hansards_report["systems"]
+        lines += [*markdown_table(["Hansards, word level, test (3,000)", "sacreBLEU (All)", "No UNK", "updates"],
+                                  [[name, f"{s['sacrebleu']:.2f}", f"{s['no_unk_sacrebleu']:.2f}",
+                                    hansards_report["training"][name]["updates"]] for name, s in systems.items()]), ""]
+    return lines + [f"- {line}" for line in verdicts] + ["", README_END]
+
+
+def replace_block(text: str, block: list[str]) -> list[str]:
+    """TEXT's lines with its README_BEGIN ... README_END block replaced by BLOCK."""
+    if README_BEGIN not in text or README_END not in text:
+        raise ValueError(f"no {README_BEGIN} ... {README_END} block to replace")
+    before, rest = text.split(README_BEGIN, 1)
+    return (before + "\n".join(block) + rest.split(README_END, 1)[1]).splitlines()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", type=Path, default=Path("work/results"))
     parser.add_argument("--out", type=Path, default=Path("docs/results"))
+    parser.add_argument("--readme", type=Path, help="also replace the results block of this README")
     args = parser.parse_args()
-    missing = [s for s in SPLITS if not (args.work / "report" / s / "report.json").exists()]
-    if missing:
-        sys.exit(f"publish_results.py: error: no report for {', '.join(missing)} in {args.work}/report: "
-                 "run scripts/reproduce_results.sh first")
-    reports = {s: json.loads((args.work / "report" / s / "report.json").read_text()) for s in SPLITS}
+    hansards_report = load_report(args.work, "hansards.test")
+    multi30k_reports = {split: load_report(args.work, f"multi30k.{split}") for split in ("test", "test1")}
+    if hansards_report is None and None in multi30k_reports.values():
+        sys.exit(f"publish_results.py: error: no report for hansards.test or multi30k.test/test1 in {args.work}/report: "
+                 "run scripts/reproduce_results.sh's evaluate stages first")
+    hansards = hansards_section(args.work, hansards_report) if hansards_report else None
+    multi30k = None if None in multi30k_reports.values() else multi30k_section(args.work, multi30k_reports)
+    verdicts = [line for section in (hansards, multi30k) if section for line in section[1]]
+    readme = None
+    if args.readme:  # checked before anything is written
+        try:
+            readme = replace_block(args.readme.read_text(), readme_block(hansards_report, verdicts))
+        except (OSError, ValueError) as error:
+            sys.exit(f"publish_results.py: error: {args.readme}: {error}")
     copy_reports(args.work, args.out)
-    write_atomic(args.out / "README.md", summary(args.work, reports))
+    write_atomic(args.out / "README.md", page(args.work, hansards, multi30k, verdicts))
     print(f"| wrote {args.out}/README.md")
-
+    if readme is not None:
+        write_atomic(args.readme, readme)
+        print(f"| updated the results block of {args.readme}")
 
 if __name__ == "__main__":
     main()

@@ -1,31 +1,38 @@
 #!/usr/bin/env bash
-# The paper's three claims on a 2-core CPU (docs/results/README.md has the figures of one run):
-# RNNsearch beats RNNencdec (and fairseq's lstm) on Multi30k En->Fr, its lead grows with
-# sentence length on the Canadian Hansards, and its soft alignments beat the diagonal (AER).
+# The paper's comparisons on a 2-core CPU (docs/results/README.md has the figures of one run):
+# RNNsearch beats RNNencdec trained the same way, its lead grows with sentence length (Canadian
+# Hansards at the paper's word level), its soft alignments beat the diagonal (AER), and it beats
+# fairseq's lstm on Multi30k En->Fr over three seeds after equal tuning trials on dev.
 #
 #   MULTI30K_DIR=../shared/data/multi30k HANSARDS_DIR=../shared/data/hansards \
-#     bash scripts/reproduce_results.sh              # all stages, about 2.5 hours
+#     bash scripts/reproduce_results.sh              # all stages, about 8 hours
 #   bash scripts/reproduce_results.sh hansards     # one stage (they run in this order)
 #
-# Stages: prepare; multi30k (rnnsearch_small beside fairseq's lstm at matched sizes); hansards
-# (rnnsearch_small beside rnnencdec_small); multi30k-rnnencdec (rnnencdec_small, beside the
-# Hansards evaluation); evaluate (Multi30k); publish (copies the small results into $RESULTS).
-# Every model trains for MINUTES (default 45) of wall time with the same options, one thread
-# pinned to one core, two at a time (one per core), except those chosen for each model on the
-# validation sets: MULTI30K_DROPOUT (default 0.5) for rnnsearch_small and rnnencdec_small on
-# Multi30k, with, for rnnsearch_small there, MAXOUT_DROPOUT (--decoder-dropout-out, default 0.4),
-# ANNOTATION_DROPOUT (--encoder-dropout-out, default 0.3) and READOUT_STATE (--readout-state,
-# default current), and its learning rate RNNSEARCH_LR (default 0.003), multiplied by
-# RNNSEARCH_LR_SHRINK (default 0.5, below 1) at every epoch's end where the dev loss did not
-# improve (fairseq's reduce_lr_on_plateau); LSTM_DROPOUT (default 0.3) for the lstm;
-# HANSARDS_DROPOUT (default 0; 45 minutes is at most half an epoch of the Hansards, nothing to
-# overfit). Every other run keeps the fixed rate of 0.002.
-# Environment: WORK (default work/results), RESULTS (default docs/results), MINUTES, BEAM
-# (default 5), SEED (fairseq-train's --seed, default 1), MULTI30K_DIR, HANSARDS_DIR,
+# Stages, each of which fits in a 3-hour working session (a training interrupted mid-stage
+# resumes from its checkpoint_last.pt, and --stop-time-hours counts the time it already had):
+#   prepare            Multi30k (sentencepiece) and the Hansards at word level: 30,000-word
+#                      shortlists per language, training pairs of up to 50 words
+#   hansards           RNNsearch-50 and RNNencdec-50 (rnnsearch_small, rnnencdec_small), the same
+#                      options (HANSARDS_OPTIONS), HANSARDS_MINUTES each (default 125)
+#   hansards-evaluate  Table 1 (All, No UNK), Figure 2, Appendix C, Figure 3, AER
+#   multi30k-dropout, multi30k-rate
+#                      the tuning trials on dev, the same for RNNsearch and the lstm
+#   multi30k-seeds     the chosen settings with seeds 2 and 3 (seed 1 is the trial itself)
+#   multi30k-pair      RNNencdec with RNNsearch's chosen options; RNNsearch with B.2's recipe
+#   multi30k-evaluate  test_2016 and test_2017 for every Multi30k system
+#   publish            docs/results from WORK/report (scripts/publish_results.py)
+# Every model trains on one thread pinned to one core, two at a time (one per core), with Adam
+# and --clip-norm 1.0 (B.2's Adadelta in multi30k-pair), --max-tokens 4000, validation every 500
+# updates and at each epoch's end, and is evaluated at its best validation loss with beam BEAM.
+# Our models train with --amp (bfloat16 products where the processor has them; AMP=0: float32)
+# and chunked_cross_entropy; fairseq's lstm in float32 (fairseq's --amp does nothing on a CPU)
+# with cross_entropy.
+# Environment: WORK (default work/results), RESULTS (default docs/results), MINUTES (Multi30k,
+# default 20), HANSARDS_MINUTES, BEAM (default 5), AMP, MULTI30K_DIR, HANSARDS_DIR,
 # ALIGNMENT_GOLD_DIR (default beside HANSARDS_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STAGES=(prepare multi30k hansards multi30k-rnnencdec evaluate publish)
+STAGES=(prepare hansards hansards-evaluate multi30k-dropout multi30k-rate multi30k-seeds multi30k-pair multi30k-evaluate publish)
 for stage in "$@"; do
   [[ " ${STAGES[*]} " == *" $stage "* ]] || { echo "reproduce_results.sh: error: unknown stage '$stage' (stages: ${STAGES[*]})" >&2; exit 2; }
 done
@@ -33,23 +40,33 @@ bash scripts/setup.sh
 source scripts/activate.sh
 WORK=${WORK:-work/results}
 RESULTS=${RESULTS:-docs/results}
-MINUTES=${MINUTES:-45}
+MINUTES=${MINUTES:-20}
+HANSARDS_MINUTES=${HANSARDS_MINUTES:-125}
 BEAM=${BEAM:-5}
-SEED=${SEED:-1}
-MULTI30K_DROPOUT=${MULTI30K_DROPOUT:-0.5}
-ANNOTATION_DROPOUT=${ANNOTATION_DROPOUT:-0.3}
-MAXOUT_DROPOUT=${MAXOUT_DROPOUT:-0.4}
-READOUT_STATE=${READOUT_STATE:-current}
-RNNSEARCH_LR=${RNNSEARCH_LR:-0.003}
-RNNSEARCH_LR_SHRINK=${RNNSEARCH_LR_SHRINK:-0.5}
-LSTM_DROPOUT=${LSTM_DROPOUT:-0.3}
-HANSARDS_DROPOUT=${HANSARDS_DROPOUT:-0}
 HANSARDS_DIR=${HANSARDS_DIR:-../shared/data/hansards}
 GOLD=${ALIGNMENT_GOLD_DIR:-$(dirname "$HANSARDS_DIR")/alignment-gold}
+PRECISION=()
+[[ "${AMP:-1}" == 1 ]] && PRECISION=(--amp)
+ADAM=(--optimizer adam --clip-norm 1.0)
+# B.2: Adadelta (rho 0.95, eps 1e-6, lr 1), gradients rescaled to norm 1, 80 sentences a batch, loss per sentence
+PAPER_RECIPE=(--optimizer rnnsearch_adadelta --adadelta-rho 0.95 --adadelta-eps 1e-6 --lr 1.0 --lr-scheduler fixed
+              --clip-norm 1.0 --batch-size 80 --sentence-avg)
+# The Hansards pair shares one setting, fixed beforehand: no dropout (two hours are under one
+# epoch, nothing to overfit) and Adam's fixed 0.002, the quickstart's rate
+HANSARDS_OPTIONS=(--dropout 0 --lr 0.002 --lr-scheduler fixed)
+# Multi30k tuning trials on dev, the same option strings for RNNsearch and the lstm: three
+# dropout settings (embeddings and outputs; encoder outputs = annotations) at Adam's fixed 0.002,
+# then three rates and schedules with the better dropout (reduce_lr_on_plateau halves the rate
+# at each epoch's end where the dev loss did not improve)
+DROPOUT_TRIALS=("--dropout 0.3 --encoder-dropout-out 0.3" "--dropout 0.5 --encoder-dropout-out 0.5"
+                "--dropout 0.5 --encoder-dropout-out 0.3 --decoder-dropout-out 0.3")
+RATE_TRIALS=("--lr 0.003 --lr-scheduler reduce_lr_on_plateau --lr-shrink 0.5 --lr-patience 0"
+             "--lr 0.002 --lr-scheduler reduce_lr_on_plateau --lr-shrink 0.5 --lr-patience 0"
+             "--lr 0.003 --lr-scheduler fixed")
+FIXED_RATE="--lr 0.002 --lr-scheduler fixed"
+# fairseq's lstm at our small sizes (256), attention over a bidirectional encoder
 LSTM=(--arch lstm --encoder-bidirectional --encoder-embed-dim 256 --decoder-embed-dim 256 --encoder-hidden-size 256
-      --decoder-hidden-size 256 --decoder-out-embed-dim 256 --dropout "$LSTM_DROPOUT")
-FIXED_RATE=(--lr 0.002 --lr-scheduler fixed)
-RNNSEARCH_RATE=(--lr "$RNNSEARCH_LR" --lr-scheduler reduce_lr_on_plateau --lr-shrink "$RNNSEARCH_LR_SHRINK" --lr-patience 0)
+      --decoder-hidden-size 256 --decoder-out-embed-dim 256)
 
 log() { echo "| $(date -u +%H:%M:%S) $*"; }
 
@@ -61,21 +78,20 @@ on_core() {
   printf '%s\t%s\t%d\n' "$(basename "$1")" "${*: -1}" "$(( $(date +%s) - start ))" >> "$WORK/wall_times.tsv"
 }
 
-# train CORE CORPUS NAME FAIRSEQ_OPTIONS...: the quickstart's Adam set-up for MINUTES with the
-# given model and learning-rate options, validated every 500 updates and at every epoch's end,
-# best checkpoint by validation loss. Our models take the plugin's chunked_cross_entropy (the
-# same loss without B x T x vocabulary tensors), fairseq's lstm fairseq's cross_entropy.
+# train CORE CORPUS NAME MINUTES FAIRSEQ_OPTIONS...: MINUTES of training (counted over restarts:
+# a folder with a checkpoint_last.pt resumes), validated every 500 updates and at every epoch's
+# end, best checkpoint by validation loss. Our models take --amp and chunked_cross_entropy (the
+# same loss without B x T x vocabulary tensors), fairseq's lstm float32 and cross_entropy.
 train() {
-  local core=$1 corpus=$2 name=$3; shift 3
-  local dir=$WORK/checkpoints/$corpus/$name criterion=chunked_cross_entropy
-  [[ "$name" == lstm* ]] && criterion=cross_entropy
+  local core=$1 corpus=$2 name=$3 minutes=$4; shift 4
+  local dir=$WORK/checkpoints/$corpus/$name model=(--criterion chunked_cross_entropy "${PRECISION[@]}")
+  [[ " $* " == *" --arch lstm "* ]] && model=(--criterion cross_entropy)
   mkdir -p "$dir"
-  log "training $name on $corpus (core $core, $MINUTES minutes): $dir/train.log"
-  on_core "$core" fairseq-train "$WORK/$corpus/bin" --user-dir rnnsearch_plugin --task translation -s en -t fr "$@" \
-    --optimizer adam --clip-norm 1.0 --criterion "$criterion" --max-tokens 4000 \
-    --stop-time-hours "$(python -c "print($MINUTES / 60)")" --validate-interval-updates 500 \
-    --save-dir "$dir" --no-epoch-checkpoints --save-interval-updates 500 --keep-interval-updates 1 \
-    --log-interval 100 --num-workers 0 --data-buffer-size 0 --seed "$SEED" --log-file "$dir/train.log" > /dev/null
+  log "training $name on $corpus (core $core, $minutes minutes): $dir/train.log"
+  on_core "$core" fairseq-train "$WORK/$corpus/bin" --user-dir rnnsearch_plugin --task translation -s en -t fr \
+    "${model[@]}" "$@" --max-tokens 4000 --stop-time-hours "$(python -c "print($minutes / 60)")" \
+    --validate-interval-updates 500 --save-dir "$dir" --no-epoch-checkpoints --save-interval-updates 500 \
+    --keep-interval-updates 1 --log-interval 100 --num-workers 0 --data-buffer-size 0 --log-file "$dir/train.log" > /dev/null
 }
 
 # wait_jobs: wait for every background job, failing (set -e) if one of them failed
@@ -98,53 +114,122 @@ evaluate() {
     "${args[@]}" --out "$WORK/report/$corpus.$split"
 }
 
-# alignments CORE CORPUS: Figure 3 heatmaps and the AER of the corpus's RNNsearch model
-alignments() {
-  local core=$1 corpus=$2
-  on_core "$core" rnnsearch-heatmaps --path "$(checkpoint "$corpus" rnnsearch_small)" --data "$WORK/$corpus/bin" \
-    --input "$WORK/$corpus/raw/test.en" --ids 0,1,2 --beam "$BEAM" --out "$WORK/report/$corpus.alignments"
-  on_core "$core" rnnsearch-aer --path "$(checkpoint "$corpus" rnnsearch_small)" --data "$WORK/$corpus/bin" \
-    --gold "$GOLD" --out "$WORK/report/$corpus.aer"
-}
-
 stage_prepare() {
-  mkdir -p "$WORK"
   python scripts/prepare_data.py multi30k --scheme spm --out "$WORK/multi30k"
-  python scripts/prepare_data.py hansards --scheme spm --out "$WORK/hansards" --local-dir "$HANSARDS_DIR"
-}
-stage_multi30k() {
-  train 0 multi30k rnnsearch_small --arch rnnsearch_small --dropout "$MULTI30K_DROPOUT" \
-    --decoder-dropout-out "$MAXOUT_DROPOUT" --encoder-dropout-out "$ANNOTATION_DROPOUT" --readout-state "$READOUT_STATE" \
-    "${RNNSEARCH_RATE[@]}" &
-  train 1 multi30k lstm "${LSTM[@]}" "${FIXED_RATE[@]}" &
-  wait_jobs
+  python scripts/prepare_data.py hansards --scheme word --shortlist 30000 --max-len 50 --out "$WORK/hansards" \
+    --local-dir "$HANSARDS_DIR"
 }
 stage_hansards() {
-  train 0 hansards rnnsearch_small --arch rnnsearch_small --dropout "$HANSARDS_DROPOUT" "${FIXED_RATE[@]}" &
-  train 1 hansards rnnencdec_small --arch rnnencdec_small --dropout "$HANSARDS_DROPOUT" "${FIXED_RATE[@]}" &
+  train 0 hansards rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${ADAM[@]}" "${HANSARDS_OPTIONS[@]}" --seed 1 &
+  train 1 hansards rnnencdec_small "$HANSARDS_MINUTES" --arch rnnencdec_small "${ADAM[@]}" "${HANSARDS_OPTIONS[@]}" --seed 1 &
   wait_jobs
 }
-stage_multi30k_rnnencdec() {
-  train 0 multi30k rnnencdec_small --arch rnnencdec_small --dropout "$MULTI30K_DROPOUT" "${FIXED_RATE[@]}" &
+stage_hansards_evaluate() {
+  evaluate 0 hansards test rnnsearch_small rnnencdec_small &
   {
-    evaluate 1 hansards test rnnsearch_small rnnencdec_small
-    alignments 1 hansards
+    local model
+    model=$(checkpoint hansards rnnsearch_small)
+    on_core 1 rnnsearch-heatmaps --path "$model" --data "$WORK/hansards/bin" --input "$WORK/hansards/raw/test.en" \
+      --ids 0,1,2 --beam "$BEAM" --out "$WORK/report/hansards.alignments"
+    on_core 1 rnnsearch-aer --path "$model" --data "$WORK/hansards/bin" --gold "$GOLD" --out "$WORK/report/hansards.aer"
   } &
   wait_jobs
 }
-stage_evaluate() {
-  evaluate 0 multi30k test rnnsearch_small rnnencdec_small lstm &
-  {
-    evaluate 1 multi30k test1 rnnsearch_small rnnencdec_small lstm
-    alignments 1 multi30k
-  } &
+
+# arch_options MODEL: the architecture options of rnnsearch_small, rnnencdec_small or lstm
+arch_options() {
+  case $1 in
+    lstm) echo "${LSTM[*]}" ;;
+    *) echo "--arch $1" ;;
+  esac
+}
+
+# trial CORE MODEL NUMBER DROPOUT RATE: tuning trial NUMBER of MODEL on Multi30k (seed 1); the
+# folder keeps its dropout and rate options for the stages that pick the best trial
+trial() {
+  local core=$1 model=$2 number=$3 dropout=$4 rate=$5 dir=$WORK/checkpoints/multi30k/$2.t$3
+  mkdir -p "$dir"
+  echo "$dropout" > "$dir/dropout.txt"
+  echo "$rate" > "$dir/rate.txt"
+  # shellcheck disable=SC2046,SC2086  # the option strings split into words on purpose
+  train "$core" multi30k "$model.t$number" "$MINUTES" $(arch_options "$model") "${ADAM[@]}" $dropout $rate --seed 1
+}
+
+# best MODEL LAST: the folder of MODEL's trial, 1 to LAST, with the lowest validation loss
+best() {
+  local folders=() n
+  for n in $(seq 1 "$2"); do folders+=("$WORK/checkpoints/multi30k/$1.t$n"); done
+  python scripts/best_trial.py "${folders[@]}"
+}
+
+# pair_jobs FUNCTION ARGS...: FUNCTION CORE rnnsearch_small ARGS on core 0 beside FUNCTION CORE lstm ARGS on core 1
+pair_jobs() {
+  local function=$1; shift
+  "$function" 0 rnnsearch_small "$@" &
+  "$function" 1 lstm "$@" &
+  wait_jobs
+}
+
+# rate_trial CORE MODEL NUMBER: rate trial NUMBER (4-6) of MODEL with its better dropout trial's dropout
+rate_trial() {
+  trial "$1" "$2" "$3" "$(cat "$(best "$2" 3)/dropout.txt")" "${RATE_TRIALS[$3 - 4]}"
+}
+
+# seed CORE MODEL SEED: MODEL's best trial again with another seed, as MODEL.seedSEED
+seed() {
+  local chosen
+  chosen=$(best "$2" 6)
+  # shellcheck disable=SC2046
+  train "$1" multi30k "$2.seed$3" "$MINUTES" $(arch_options "$2") "${ADAM[@]}" $(cat "$chosen/dropout.txt" "$chosen/rate.txt") --seed "$3"
+}
+
+stage_multi30k_dropout() {
+  local n
+  for n in 1 2 3; do pair_jobs trial "$n" "${DROPOUT_TRIALS[$n - 1]}" "$FIXED_RATE"; done
+}
+stage_multi30k_rate() {
+  local n
+  for n in 4 5 6; do pair_jobs rate_trial "$n"; done
+}
+stage_multi30k_seeds() {
+  local n model
+  for n in 2 3; do pair_jobs seed "$n"; done
+  for model in rnnsearch_small lstm; do ln -sfn "$(basename "$(best "$model" 6)")" "$WORK/checkpoints/multi30k/$model.seed1"; done
+}
+# RNNencdec with RNNsearch's chosen options (there is no dropout on its single context vector:
+# --encoder-dropout-out is RNNsearch's annotations), and RNNsearch's chosen model options trained
+# with B.2's recipe instead of Adam
+stage_multi30k_pair() {
+  local chosen dropout
+  chosen=$(best rnnsearch_small 6)
+  dropout=$(sed -E 's/--encoder-dropout-out [0-9.]+ ?//' "$chosen/dropout.txt")
+  # shellcheck disable=SC2046,SC2086
+  train 0 multi30k rnnencdec_small "$MINUTES" --arch rnnencdec_small "${ADAM[@]}" $dropout $(cat "$chosen/rate.txt") --seed 1 &
+  # shellcheck disable=SC2046
+  train 1 multi30k rnnsearch_small.b2 "$MINUTES" --arch rnnsearch_small "${PAPER_RECIPE[@]}" $(cat "$chosen/dropout.txt") --seed 1 &
+  wait_jobs
+}
+stage_multi30k_evaluate() {
+  local systems=(rnnsearch_small.seed{1,2,3} lstm.seed{1,2,3} rnnencdec_small rnnsearch_small.b2)
+  evaluate 0 multi30k test "${systems[@]}" &
+  evaluate 1 multi30k test1 "${systems[@]}" &
   wait_jobs
 }
 stage_publish() {
   python scripts/publish_results.py --work "$WORK" --out "$RESULTS"
 }
 
+# machine STAGE: the processor a stage ran on, and the instruction sets that matter for its speed
+machine() {
+  local name flags
+  name=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+  flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -xE 'avx2|avx512f|avx512_bf16|amx_bf16' | paste -sd ' ')
+  printf '%s\t%s\t%s\n' "$1" "$name" "${flags:-none}" >> "$WORK/machines.tsv"
+}
+
+mkdir -p "$WORK"
 for stage in "${@:-${STAGES[@]}}"; do
   log "stage $stage"
+  machine "$stage"
   "stage_${stage//-/_}"
 done

@@ -63,11 +63,12 @@ DROPOUTS = ("encoder_dropout_in", "encoder_dropout_out", "decoder_dropout_in", "
 
 
 def model_options(model: RNNSearchHubInterface) -> dict[str, Any]:
-    """The options scripts/reproduce_results.sh chooses on the validation sets, as the checkpoint's
-    model used them: its architecture, each dropout it has (an unset one is --dropout's), its
-    readout state, and the training run's learning rate, its schedule and seed, e.g.
-    {"arch": "rnnsearch_small", "encoder_dropout_in": 0.5, ..., "lr": "0.003",
-    "lr_scheduler": "reduce_lr_on_plateau", "lr_shrink": 0.5, "lr_patience": 0, "seed": 1}."""
+    """The options scripts/reproduce_results.sh sets or chooses on the validation sets, as the
+    checkpoint's run used them: its architecture, each dropout it has (an unset one is --dropout's),
+    its readout state, and the training run's optimizer, learning rate, its schedule, batch
+    options where set (B.2's recipe), precision (True = a flag) and seed, e.g.
+    {"arch": "rnnsearch_small", "encoder_dropout_in": 0.5, ..., "optimizer": "adam", "lr": "0.003",
+    "lr_scheduler": "reduce_lr_on_plateau", "lr_shrink": 0.5, "lr_patience": 0, "amp": True, "seed": 1}."""
     cfg = model.cfg.model
     options = {"arch": safe_getattr(cfg, "arch", None) or safe_getattr(cfg, "_name", None)}
     for name in DROPOUTS:
@@ -75,10 +76,15 @@ def model_options(model: RNNSearchHubInterface) -> dict[str, Any]:
             options[name] = resolved_dropout(cfg, name)
     if "readout_state" in cfg:
         options["readout_state"] = str(cfg.readout_state)
+    options["optimizer"] = model.cfg.optimizer._name
     options["lr"] = ",".join(str(lr) for lr in model.cfg.optimization.lr)  # fairseq's --lr syntax
     schedule = model.cfg.lr_scheduler
     options["lr_scheduler"] = schedule._name
     options |= {name: schedule[name] for name in SCHEDULE_OPTIONS.get(schedule._name, ())}
+    if model.cfg.dataset.batch_size:
+        options["batch_size"] = model.cfg.dataset.batch_size
+    options |= {flag: True for flag, on in (("sentence_avg", model.cfg.optimization.sentence_avg),
+                                            ("amp", model.cfg.common.amp)) if on}
     options["seed"] = model.cfg.common.seed
     return options
 

@@ -10,20 +10,55 @@ from pathlib import Path
 from conftest import SHARED_DATA, run
 
 
+def training_log(dev_losses: list[float], updates: int = 100) -> str:
+    """A fairseq-train --log-file with one epoch summary and a validation per loss (bits)."""
+    lines = [f"epoch 001 | valid on 'valid' subset | loss {loss} | num_updates {updates}" for loss in dev_losses]
+    return "\n".join([*lines, f"epoch 001 | loss 5.0 | num_updates {updates} | train_wall 100 | wall 120"]) + "\n"
+
+
+def trial(folder: Path, dropout: str, rate: str, dev_losses: list[float]) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "dropout.txt").write_text(dropout + "\n")
+    (folder / "rate.txt").write_text(rate + "\n")
+    (folder / "train.log").write_text(training_log(dev_losses))
+    return folder
+
+
+def renamed_report(report: Path, target: Path, scores: dict[str, float]) -> None:
+    """REPORT (one system, 'tiny') as the report of the systems named in SCORES, each with the tiny
+    model's translations, training and options but the given sacreBLEU."""
+    shutil.copytree(report, target)
+    data = json.loads((report / "report.json").read_text())
+    tiny, training = data["systems"].pop("tiny"), data["training"].pop("tiny")
+    by_length = data["by_length"].pop("tiny")
+    for name, score in scores.items():
+        data["systems"][name] = tiny | {"sacrebleu": score}
+        data["training"][name], data["by_length"][name] = training, by_length
+        shutil.copyfile(report / "translations" / "tiny.txt", target / "translations" / f"{name}.txt")
+    (target / "report.json").write_text(json.dumps(data))
+
+
 def fake_work(multi30k: Path, report: Path, aer: Path, work: Path) -> None:
     """A WORK folder as reproduce_results.sh leaves it, every report being the tiny model's on
-    Multi30k test_2017 (the 'hansards' corpus = Multi30k with test_2017 as its test split)."""
+    Multi30k test_2017 (the 'hansards' corpus = Multi30k with test_2017 as its test split) under
+    the systems' names, with chosen sacreBLEU scores."""
     (work / "multi30k").symlink_to(multi30k)
     (work / "hansards" / "raw").mkdir(parents=True)
     shutil.copyfile(multi30k / "manifest.json", work / "hansards" / "manifest.json")
     for lang in ("en", "fr"):
         shutil.copyfile(multi30k / "raw" / f"test1.{lang}", work / "hansards" / "raw" / f"test.{lang}")
-    for name in ("multi30k.test", "multi30k.test1", "hansards.test"):
-        shutil.copytree(report, work / "report" / name)
-    for corpus in ("multi30k", "hansards"):
-        shutil.copytree(aer, work / "report" / f"{corpus}.aer")
-    (work / "wall_times.tsv").write_text(  # a run that chose an option, then the reported one run twice
-        f"fairseq-train\t{work}/checkpoints/multi30k/tiny.dropout0.3/train.log\t2700\n"
+    renamed_report(report, work / "report" / "hansards.test", {"rnnsearch_small": 20.5, "rnnencdec_small": 14.25})
+    seeds = {"rnnsearch_small.seed1": 50.0, "rnnsearch_small.seed2": 52.0, "rnnsearch_small.seed3": 54.0,
+             "lstm.seed1": 51.0, "lstm.seed2": 51.5, "lstm.seed3": 52.0, "rnnencdec_small": 30.0}
+    renamed_report(report, work / "report" / "multi30k.test", seeds)
+    renamed_report(report, work / "report" / "multi30k.test1", {name: score - 10 for name, score in seeds.items()})
+    shutil.copytree(aer, work / "report" / "hansards.aer")
+    trials = work / "checkpoints" / "multi30k"
+    trial(trials / "rnnsearch_small.t1", "--dropout 0.3", "--lr 0.002", [2.0, 1.6])
+    trial(trials / "rnnsearch_small.t2", "--dropout 0.5", "--lr 0.002", [2.0, 1.5])
+    trial(trials / "lstm.t1", "--dropout 0.3", "--lr 0.002", [1.7])
+    (work / "machines.tsv").write_text("hansards\tIntel(R) Xeon(R) Processor\tavx2 amx_bf16\n")
+    (work / "wall_times.tsv").write_text(  # the second run of a command replaces the first
         f"fairseq-train\t{work}/checkpoints/multi30k/tiny/train.log\t2690\n"
         f"fairseq-train\t{work}/checkpoints/multi30k/tiny/train.log\t2712\n")
 
@@ -36,35 +71,66 @@ def test_results_page_reports_the_evaluations_figures(evaluation, multi30k, chec
     work = tmp_path / "work"
     work.mkdir()
     fake_work(multi30k, out, aer, work)
-    run(sys.executable, "scripts/publish_results.py", "--work", str(work), "--out", str(tmp_path / "page"))
+    readme = tmp_path / "README.md"
+    readme.write_text("# top\n<!-- results: scripts/publish_results.py -->\nstale figures\n<!-- /results -->\nrest\n")
+    run(sys.executable, "scripts/publish_results.py", "--work", str(work), "--out", str(tmp_path / "page"),
+        "--readme", str(readme))
     page = (tmp_path / "page" / "README.md").read_text()
     tiny = report["systems"]["tiny"]
-    assert f"| tiny | {tiny['sacrebleu']:.2f} / {tiny['tokenised_bleu']:.2f} | {tiny['sacrebleu']:.2f} / " in page
+    assert f"| rnnsearch_small | 20.50 / {tiny['tokenised_bleu']:.2f} | {tiny['no_unk_sentences']} | " in page
+    assert "**Holds**: on the Hansards RNNsearch-50 leads RNNencdec-50 by +6.25 sacreBLEU" in page
     # the options column is the checkpoint's own (conftest trains it with --dropout 0.1 --lr 0.003 --seed 3)
-    assert ("| `--arch rnnsearch_small --encoder-dropout-in 0.1 --encoder-dropout-out 0.0 --decoder-dropout-in 0.1 "
-            "--decoder-dropout-out 0.1 --readout-state previous --lr 0.003 --lr-scheduler fixed --seed 3` |") in page
+    assert ("`--arch rnnsearch_small --encoder-dropout-in 0.1 --encoder-dropout-out 0.0 --decoder-dropout-in 0.1 "
+            "--decoder-dropout-out 0.1 --readout-state previous --optimizer adam --lr 0.003 --lr-scheduler fixed "
+            "--seed 3` |") in page
     with open(out / "bleu_by_length.csv") as rows:
         bucket = next(r for r in csv.DictReader(rows) if r["bucket"] == "10-20")
-    assert f"| tiny | {bucket['bleu']} ({bucket['sentences']}) |" in page
+    assert f"| rnnencdec_small | {bucket['bleu']} ({bucket['sentences']}) |" in page
     diagonal = json.loads((aer / "aer.json").read_text())["diagonal"]["aer"]
-    assert "| diagonal | diagonal | " in page and f"{diagonal:.3f} |" in page
-    assert "| fairseq-train | WORK/checkpoints/multi30k/tiny/train.log | 45.2 |" in page
-    assert "tiny.dropout0.3" not in page and "| 44.8 |" not in page
+    assert f"| diagonal | " in page and f"{diagonal:.3f} |" in page
+    # seeds: 50, 52, 54 -> 52.00 ± 2.00; 51, 51.5, 52 -> 51.50 ± 0.50; test_2017 10 lower
+    assert "| rnnsearch_small | 3 | 52.00 ± 2.00 | 42.00 ± 2.00 |" in page
+    assert "| lstm | 3 | 51.50 ± 0.50 | 41.50 ± 0.50 |" in page
+    assert "leads the lstm by +0.50 (test_2016) and +0.50 (test_2017)" in page
+    # trials: the lowest dev loss is chosen, the losses in nats (1.5 bits = 1.040 nats)
+    assert "| rnnsearch_small | **2** (chosen) | `--dropout 0.5 --lr 0.002` | 1.040 | 100 |" in page
+    assert "| rnnsearch_small | 1 | `--dropout 0.3 --lr 0.002` | 1.109 | 100 |" in page
+    assert "| fairseq-train | WORK/checkpoints/multi30k/tiny/train.log | 45.2 |" in page and "| 44.8 |" not in page
+    assert "| hansards | Intel(R) Xeon(R) Processor | avx2 amx_bf16 |" in page
     for copied in ("multi30k.test/bleu_by_length.png", "hansards.test/report.md", "hansards.aer/aer.md"):
         assert (tmp_path / "page" / copied).stat().st_size > 0
     assert not (tmp_path / "page" / "multi30k.test" / "translations").exists()
+    top = readme.read_text()
+    assert top.startswith("# top\n<!-- results: scripts/publish_results.py -->\n") and top.endswith("<!-- /results -->\nrest\n")
+    assert "stale figures" not in top and "| rnnsearch_small | 20.50 |" in top and "leads the lstm by +0.50" in top
 
 
 def test_results_scripts_refuse_unknown_stages_and_missing_reports(tmp_path):
-    stage = run("bash", "scripts/reproduce_results.sh", "multi30k", "evaluation", check=False)
+    stage = run("bash", "scripts/reproduce_results.sh", "hansards", "evaluate", check=False)
     assert stage.returncode == 2
-    assert stage.stderr.strip() == ("reproduce_results.sh: error: unknown stage 'evaluation' (stages: prepare "
-                                    "multi30k hansards multi30k-rnnencdec evaluate publish)")
+    assert stage.stderr.strip() == ("reproduce_results.sh: error: unknown stage 'evaluate' (stages: prepare hansards "
+                                    "hansards-evaluate multi30k-dropout multi30k-rate multi30k-seeds multi30k-pair "
+                                    "multi30k-evaluate publish)")
     publish = run(sys.executable, "scripts/publish_results.py", "--work", str(tmp_path), "--out", str(tmp_path / "page"),
                   check=False)
     assert publish.returncode == 1 and len(publish.stderr.strip().splitlines()) == 1
-    assert "no report for multi30k.test, multi30k.test1, hansards.test" in publish.stderr
+    assert "no report for hansards.test or multi30k.test/test1" in publish.stderr
     assert not (tmp_path / "page").exists()
+
+
+def test_best_trial_is_the_lowest_dev_loss_and_refuses_what_it_cannot_compare(tmp_path):
+    first = trial(tmp_path / "m.t1", "--dropout 0.3", "--lr 0.002", [2.0, 1.60])
+    second = trial(tmp_path / "m.t2", "--dropout 0.5", "--lr 0.002", [1.55, 1.70])
+    third = trial(tmp_path / "m.t3", "--dropout 0.4", "--lr 0.002", [1.55])
+    chosen = run(sys.executable, "scripts/best_trial.py", str(first), str(second), str(third))
+    assert chosen.stdout == f"{second}\n"  # 1.55 is lowest; the tie goes to the trial named first
+    (tmp_path / "m.t4").mkdir()
+    missing = run(sys.executable, "scripts/best_trial.py", str(first), str(tmp_path / "m.t4"), check=False)
+    assert missing.returncode == 1
+    assert missing.stderr == f"best_trial.py: error: {tmp_path / 'm.t4' / 'train.log'} does not exist: run the trial's stage first\n"
+    (third / "train.log").write_text("'sentence_avg': True\n" + training_log([1.0]))
+    units = run(sys.executable, "scripts/best_trial.py", str(first), str(third), check=False)
+    assert units.returncode == 1 and "different units" in units.stderr
 
 
 def test_options_name_the_learning_rate_schedule():
@@ -77,12 +143,15 @@ def test_options_name_the_learning_rate_schedule():
     from rnnsearch_plugin.cli.evaluate import model_options
 
     def options(lr_scheduler: dict) -> dict:
-        cfg = OmegaConf.create({"model": {"_name": "rnnsearch_small", "dropout": 0.5}, "optimization": {"lr": [0.003]},
-                                "lr_scheduler": lr_scheduler, "common": {"seed": 2}})
+        cfg = OmegaConf.create({"model": {"_name": "rnnsearch_small", "dropout": 0.5},
+                                "optimization": {"lr": [0.003], "sentence_avg": False}, "optimizer": {"_name": "adam"},
+                                "lr_scheduler": lr_scheduler, "dataset": {"batch_size": None},
+                                "common": {"seed": 2, "amp": True}})
         return model_options(SimpleNamespace(cfg=cfg))
 
     plateau = {"_name": "reduce_lr_on_plateau", "lr_shrink": 0.5, "lr_patience": 0, "lr_threshold": 1e-4}
-    assert options(plateau) == {"arch": "rnnsearch_small", "lr": "0.003", "lr_scheduler": "reduce_lr_on_plateau",
-                                "lr_shrink": 0.5, "lr_patience": 0, "seed": 2}
+    assert options(plateau) == {"arch": "rnnsearch_small", "optimizer": "adam", "lr": "0.003",
+                                "lr_scheduler": "reduce_lr_on_plateau", "lr_shrink": 0.5, "lr_patience": 0, "amp": True,
+                                "seed": 2}
     assert options({"_name": "fixed", "lr_shrink": 0.1, "force_anneal": None}) == {
-        "arch": "rnnsearch_small", "lr": "0.003", "lr_scheduler": "fixed", "seed": 2}
+        "arch": "rnnsearch_small", "optimizer": "adam", "lr": "0.003", "lr_scheduler": "fixed", "amp": True, "seed": 2}

@@ -29,14 +29,15 @@
 # with cross_entropy.
 # Environment: WORK (default work/results), RESULTS (default docs/results), MINUTES (Multi30k,
 # default 20), HANSARDS_MINUTES, BEAM (default 5), AMP, MULTI30K_DIR, HANSARDS_DIR,
-# ALIGNMENT_GOLD_DIR (default beside HANSARDS_DIR).
+# ALIGNMENT_GOLD_DIR (default beside HANSARDS_DIR), SETUP (0: skip scripts/setup.sh, for an
+# environment already set up).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STAGES=(prepare hansards hansards-evaluate multi30k-dropout multi30k-rate multi30k-seeds multi30k-pair multi30k-evaluate publish)
 for stage in "$@"; do
   [[ " ${STAGES[*]} " == *" $stage "* ]] || { echo "reproduce_results.sh: error: unknown stage '$stage' (stages: ${STAGES[*]})" >&2; exit 2; }
 done
-bash scripts/setup.sh
+[[ "${SETUP:-1}" == 0 ]] || bash scripts/setup.sh
 source scripts/activate.sh
 WORK=${WORK:-work/results}
 RESULTS=${RESULTS:-docs/results}
@@ -162,51 +163,60 @@ best() {
   python scripts/best_trial.py "${folders[@]}"
 }
 
-# pair_jobs FUNCTION ARGS...: FUNCTION CORE rnnsearch_small ARGS on core 0 beside FUNCTION CORE lstm ARGS on core 1
-pair_jobs() {
-  local function=$1; shift
-  "$function" 0 rnnsearch_small "$@" &
-  "$function" 1 lstm "$@" &
-  wait_jobs
-}
-
-# rate_trial CORE MODEL NUMBER: rate trial NUMBER (4-6) of MODEL with its better dropout trial's dropout
-rate_trial() {
-  trial "$1" "$2" "$3" "$(cat "$(best "$2" 3)/dropout.txt")" "${RATE_TRIALS[$3 - 4]}"
-}
-
-# seed CORE MODEL SEED: MODEL's best trial again with another seed, as MODEL.seedSEED
+# seed CORE MODEL SEED: MODEL's chosen trial (MODEL.seed1) again with another seed, as MODEL.seedSEED
 seed() {
-  local chosen
-  chosen=$(best "$2" 6)
-  # shellcheck disable=SC2046
-  train "$1" multi30k "$2.seed$3" "$MINUTES" $(arch_options "$2") "${ADAM[@]}" $(cat "$chosen/dropout.txt" "$chosen/rate.txt") --seed "$3"
+  local options
+  options=$(cat "$WORK/checkpoints/multi30k/$2.seed1/dropout.txt" "$WORK/checkpoints/multi30k/$2.seed1/rate.txt")
+  # shellcheck disable=SC2046,SC2086
+  train "$1" multi30k "$2.seed$3" "$MINUTES" $(arch_options "$2") "${ADAM[@]}" $options --seed "$3"
 }
 
+# Each command substitution below is an assignment of its own, so that its failure stops the script.
 stage_multi30k_dropout() {
   local n
-  for n in 1 2 3; do pair_jobs trial "$n" "${DROPOUT_TRIALS[$n - 1]}" "$FIXED_RATE"; done
+  for n in 1 2 3; do
+    trial 0 rnnsearch_small "$n" "${DROPOUT_TRIALS[$n - 1]}" "$FIXED_RATE" &
+    trial 1 lstm "$n" "${DROPOUT_TRIALS[$n - 1]}" "$FIXED_RATE" &
+    wait_jobs
+  done
 }
-stage_multi30k_rate() {
-  local n
-  for n in 4 5 6; do pair_jobs rate_trial "$n"; done
+stage_multi30k_rate() {  # trials 4-6: each model's better dropout of trials 1-3 with RATE_TRIALS
+  local n chosen search_dropout lstm_dropout
+  chosen=$(best rnnsearch_small 3)
+  search_dropout=$(cat "$chosen/dropout.txt")
+  chosen=$(best lstm 3)
+  lstm_dropout=$(cat "$chosen/dropout.txt")
+  for n in 4 5 6; do
+    trial 0 rnnsearch_small "$n" "$search_dropout" "${RATE_TRIALS[$n - 4]}" &
+    trial 1 lstm "$n" "$lstm_dropout" "${RATE_TRIALS[$n - 4]}" &
+    wait_jobs
+  done
 }
-stage_multi30k_seeds() {
-  local n model
-  for n in 2 3; do pair_jobs seed "$n"; done
-  for model in rnnsearch_small lstm; do ln -sfn "$(basename "$(best "$model" 6)")" "$WORK/checkpoints/multi30k/$model.seed1"; done
+stage_multi30k_seeds() {  # MODEL.seed1 = MODEL's best of the six trials, then seeds 2 and 3
+  local n model chosen
+  for model in rnnsearch_small lstm; do
+    chosen=$(best "$model" 6)
+    ln -sfn "$(basename "$chosen")" "$WORK/checkpoints/multi30k/$model.seed1"
+  done
+  for n in 2 3; do
+    seed 0 rnnsearch_small "$n" &
+    seed 1 lstm "$n" &
+    wait_jobs
+  done
 }
 # RNNencdec with RNNsearch's chosen options (there is no dropout on its single context vector:
 # --encoder-dropout-out is RNNsearch's annotations), and RNNsearch's chosen model options trained
 # with B.2's recipe instead of Adam
 stage_multi30k_pair() {
-  local chosen dropout
-  chosen=$(best rnnsearch_small 6)
-  dropout=$(sed -E 's/--encoder-dropout-out [0-9.]+ ?//' "$chosen/dropout.txt")
-  # shellcheck disable=SC2046,SC2086
-  train 0 multi30k rnnencdec_small "$MINUTES" --arch rnnencdec_small "${ADAM[@]}" $dropout $(cat "$chosen/rate.txt") --seed 1 &
-  # shellcheck disable=SC2046
-  train 1 multi30k rnnsearch_small.b2 "$MINUTES" --arch rnnsearch_small "${PAPER_RECIPE[@]}" $(cat "$chosen/dropout.txt") --seed 1 &
+  local chosen=$WORK/checkpoints/multi30k/rnnsearch_small.seed1 dropout encdec_dropout rate
+  [[ -e "$chosen" ]] || { echo "reproduce_results.sh: error: no $chosen: run the multi30k-seeds stage first" >&2; exit 1; }
+  dropout=$(cat "$chosen/dropout.txt")
+  encdec_dropout=$(sed -E 's/--encoder-dropout-out [0-9.]+ ?//' "$chosen/dropout.txt")
+  rate=$(cat "$chosen/rate.txt")
+  # shellcheck disable=SC2086
+  train 0 multi30k rnnencdec_small "$MINUTES" --arch rnnencdec_small "${ADAM[@]}" $encdec_dropout $rate --seed 1 &
+  # shellcheck disable=SC2086
+  train 1 multi30k rnnsearch_small.b2 "$MINUTES" --arch rnnsearch_small "${PAPER_RECIPE[@]}" $dropout --seed 1 &
   wait_jobs
 }
 stage_multi30k_evaluate() {

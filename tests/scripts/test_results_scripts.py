@@ -155,3 +155,72 @@ def test_options_name_the_learning_rate_schedule():
                                 "seed": 2}
     assert options({"_name": "fixed", "lr_shrink": 0.1, "force_anneal": None}) == {
         "arch": "rnnsearch_small", "optimizer": "adam", "lr": "0.003", "lr_scheduler": "fixed", "amp": True, "seed": 2}
+
+
+FAKE_TRAIN = '''#!/usr/bin/env python3
+"""fairseq-train as the results script sees it: records its options, logs the dev loss DEV_LOSSES gives its folder."""
+import json, os, sys
+args = sys.argv[1:]
+folder = args[args.index("--save-dir") + 1]
+with open(os.environ["CALLS"], "a") as calls:
+    calls.write(json.dumps(args) + "\\n")
+loss = json.loads(os.environ["DEV_LOSSES"])[os.path.basename(folder)]
+with open(os.path.join(folder, "train.log"), "w") as log:
+    log.write(f"epoch 001 | valid on 'valid' subset | loss {loss} | num_updates 100\\n"
+              "epoch 001 | loss 5.0 | num_updates 100 | train_wall 100 | wall 120\\n")
+'''
+
+
+def test_multi30k_stages_give_both_models_the_same_trials_and_run_each_ones_best(tmp_path):
+    """The tuning stages with fairseq-train replaced by a stub whose dev losses we set: trials 4-6 take
+    each model's better dropout of trials 1-3, seeds 2 and 3 (and seed 1, a link) its best trial of six,
+    RNNencdec and B.2's run RNNsearch's choice."""
+    import os
+    import subprocess
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "fairseq-train").write_text(FAKE_TRAIN)
+    (bin_dir / "fairseq-train").chmod(0o755)
+    losses = {"rnnsearch_small.t1": 2.0, "rnnsearch_small.t2": 1.9, "rnnsearch_small.t3": 1.8,  # 3 is the better dropout
+              "rnnsearch_small.t4": 1.9, "rnnsearch_small.t5": 1.7, "rnnsearch_small.t6": 1.75,  # 5 is the best
+              "lstm.t1": 1.7, "lstm.t2": 1.8, "lstm.t3": 1.9, "lstm.t4": 1.8, "lstm.t5": 1.8, "lstm.t6": 1.6,
+              **{f"{m}.seed{n}": 1.0 for m in ("rnnsearch_small", "lstm") for n in (2, 3)},
+              "rnnencdec_small": 2.5, "rnnsearch_small.b2": 30.0}
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "WORK": str(tmp_path / "work"), "SETUP": "0",
+           "CALLS": str(tmp_path / "calls.jsonl"), "DEV_LOSSES": json.dumps(losses)}
+    stages = ["multi30k-dropout", "multi30k-rate", "multi30k-seeds", "multi30k-pair"]
+    result = subprocess.run(["bash", "scripts/reproduce_results.sh", *stages], env=env, capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    calls = {}
+    for line in (tmp_path / "calls.jsonl").read_text().splitlines():
+        args = json.loads(line)
+        calls[Path(args[args.index("--save-dir") + 1]).name] = " ".join(args)
+    assert sorted(calls) == sorted(set(losses))
+
+    def options(name: str) -> str:  # what lies between the model's own options and the run's fixed ones
+        return calls[name].split("--clip-norm 1.0 ", 1)[1].split(" --max-tokens", 1)[0]
+
+    plateau = "--lr-scheduler reduce_lr_on_plateau --lr-shrink 0.5 --lr-patience 0"
+    for model, dropout in (("rnnsearch_small", "--dropout 0.5 --encoder-dropout-out 0.3 --decoder-dropout-out 0.3"),
+                           ("lstm", "--dropout 0.3 --encoder-dropout-out 0.3")):
+        assert options(f"{model}.t4") == f"{dropout} --lr 0.003 {plateau} --seed 1"
+        assert options(f"{model}.t6") == f"{dropout} --lr 0.003 --lr-scheduler fixed --seed 1"
+    for number in (1, 2, 3):  # the same option strings for both models
+        assert options(f"rnnsearch_small.t{number}") == options(f"lstm.t{number}")
+    for number in (4, 5, 6):
+        assert options(f"rnnsearch_small.t{number}").split(" --lr ")[1] == options(f"lstm.t{number}").split(" --lr ")[1]
+    chosen = {"rnnsearch_small": f"--dropout 0.5 --encoder-dropout-out 0.3 --decoder-dropout-out 0.3 --lr 0.002 {plateau}",
+              "lstm": "--dropout 0.3 --encoder-dropout-out 0.3 --lr 0.003 --lr-scheduler fixed"}
+    for model, settings in chosen.items():
+        best = {"rnnsearch_small": 5, "lstm": 6}[model]
+        assert os.readlink(tmp_path / "work" / "checkpoints" / "multi30k" / f"{model}.seed1") == f"{model}.t{best}"
+        for seed in (2, 3):
+            assert options(f"{model}.seed{seed}") == f"{settings} --seed {seed}"
+    assert options("rnnencdec_small") == f"--dropout 0.5 --decoder-dropout-out 0.3 --lr 0.002 {plateau} --seed 1"
+    assert calls["rnnencdec_small"].split(" --arch")[0].endswith("--criterion chunked_cross_entropy --amp")
+    assert ("--arch rnnsearch_small --optimizer rnnsearch_adadelta --adadelta-rho 0.95 --adadelta-eps 1e-6 --lr 1.0 "
+            "--lr-scheduler fixed --clip-norm 1.0 --batch-size 80 --sentence-avg --dropout 0.5 --encoder-dropout-out 0.3 "
+            "--decoder-dropout-out 0.3 --seed 1 --max-tokens") in calls["rnnsearch_small.b2"]
+    assert "--criterion cross_entropy --arch lstm" in calls["lstm.seed2"] and "--amp" not in calls["lstm.seed2"]

@@ -21,6 +21,7 @@ from rnnsearch_plugin.analysis import bleu  # noqa: E402
 from rnnsearch_plugin.analysis.markdown import markdown_table  # noqa: E402
 from rnnsearch_plugin.analysis.training_log import read_training_log  # noqa: E402
 from rnnsearch_plugin.data.textio import read_lines, write_atomic  # noqa: E402
+from best_trial import best_trial  # noqa: E402  (scripts/best_trial.py, beside this script)
 
 REPORT_FILES = ("report.md", "report.json", "bleu_by_length.csv", "bleu_by_length.png", "long_sentences.md")
 COMMAND = "MULTI30K_DIR=../shared/data/multi30k HANSARDS_DIR=../shared/data/hansards bash scripts/reproduce_results.sh"
@@ -135,17 +136,17 @@ def hansards_section(work: Path, report: dict) -> tuple[list[str], list[str]]:
 
 
 def trial_rows(work: Path, model: str) -> list[list[Any]]:
+    """MODEL's tuning trials that have a log, the one best_trial.py chooses marked as chosen."""
     folders = sorted((work / "checkpoints" / "multi30k").glob(f"{model}.t[0-9]*"), key=lambda f: int(f.name.rsplit(".t", 1)[1]))
+    folders = [folder for folder in folders if (folder / "train.log").exists()]
+    chosen = best_trial(folders) if folders else None
     rows = []
     for folder in folders:
-        if not (folder / "train.log").exists():
-            continue
         options = " ".join((folder / name).read_text().strip() for name in ("dropout.txt", "rate.txt"))
         training = read_training_log(folder / "train.log")
-        rows.append([model, folder.name.rsplit(".t", 1)[1], f"`{options}`", f"{training['dev_nll']:.3f}", training["updates"]])
-    if rows:
-        best = min(rows, key=lambda r: float(r[3]))
-        best[1] = f"**{best[1]}** (chosen)"
+        number = folder.name.rsplit(".t", 1)[1]
+        rows.append([model, f"**{number}** (chosen)" if folder == chosen else number, f"`{options}`",
+                     f"{training['dev_nll']:.3f}", training["updates"]])
     return rows
 
 

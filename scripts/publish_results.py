@@ -5,7 +5,8 @@ BLEU-by-length plots, Appendix C, heatmaps, AER), and the results block of the t
     python scripts/publish_results.py --work work/results --out docs/results [--readme README.md]
 
 A corpus whose stages have not run yet is left out of the page and named as pending. The options
-of each system are read from its checkpoint (report.json); the processor of each stage from
+of each system are read from its checkpoint (report.json), its training figures and precision from its
+training log (WORK/checkpoints/CORPUS/SYSTEM/train.log); the processor of each stage from
 WORK/machines.tsv; the wall time of every command from WORK/wall_times.tsv.
 """
 import argparse
@@ -51,8 +52,9 @@ def options_cell(options: dict[str, Any]) -> str:
     return "`" + " ".join(words) + "`"
 
 
-def precision(options: dict[str, Any]) -> str:
-    return "bfloat16 (`--amp`)" if options.get("amp") else "float32"
+def training_logs(work: Path, corpus: str, systems: list[str]) -> dict[str, dict]:
+    """Table 2's figures of each system, precision included, from its run's own log."""
+    return {name: read_training_log(work / "checkpoints" / corpus / name / "train.log") for name in systems}
 
 
 def sacrebleu_cell(system: dict) -> str:
@@ -90,11 +92,12 @@ def gap(short: dict, long: dict) -> float:
 
 def hansards_section(work: Path, report: dict) -> tuple[list[str], list[str]]:
     """The Hansards section of the page, and its verdict lines."""
-    systems, training = report["systems"], report["training"]
+    systems = report["systems"]
+    training = training_logs(work, "hansards", list(systems))
     table1 = [[name, sacrebleu_cell(s), s["no_unk_sentences"],
                f"{s['no_unk_sacrebleu']:.2f} / {s['no_unk_tokenised_bleu']:.2f}", training[name]["updates"],
                training[name]["epochs"], f"{training[name]['dev_nll']:.3f}", f"{training[name]['wall_hours']:.2f}",
-               precision(s["options"]), options_cell(s["options"])] for name, s in systems.items()]
+               training[name]["precision"], options_cell(s["options"])] for name, s in systems.items()]
     buckets = [[row[0]["bucket"], *(bleu.bucket_cell(r) for r in row)] for row in zip(*report["by_length"].values())]
     gaps = length_gaps(work, list(systems))
     aer = json.loads((work / "report" / "hansards.aer" / "aer.json").read_text())
@@ -162,9 +165,9 @@ def mean_std(values: list[float]) -> str:
 def multi30k_section(work: Path, reports: dict[str, dict]) -> tuple[list[str], list[str]]:
     """The Multi30k section (tuning trials, seeds, the paper pair, B.2), and its verdict lines."""
     test, test1 = reports.values()
-    training = test["training"]
+    training = training_logs(work, "multi30k", list(test["systems"]))
     systems = [[name, sacrebleu_cell(s), sacrebleu_cell(test1["systems"][name]), training[name]["updates"],
-                training[name]["epochs"], f"{training[name]['dev_nll']:.3f}", training[name]["unit"], precision(s["options"]),
+                training[name]["epochs"], f"{training[name]['dev_nll']:.3f}", training[name]["unit"], training[name]["precision"],
                 options_cell(s["options"])] for name, s in test["systems"].items()]
     scores = {model: seed_scores(reports, model) for model in (SEARCH, LSTM)}
     seed_table = [[model, len(rows), *(mean_std([row[i] for row in rows]) for i in (1, 2))] for model, rows in scores.items() if rows]
@@ -219,8 +222,8 @@ def page(work: Path, hansards: tuple[list[str], list[str]] | None, multi30k: tup
         f"Regenerate: `{COMMAND}` (its stages one by one: `bash scripts/reproduce_results.sh STAGE`), then this page "
         "with `python scripts/publish_results.py --work work/results --out docs/results`. Each model trains on one "
         "thread pinned to one of the two cores, two jobs at a time, and is evaluated at its best validation loss. "
-        "Options, precision and seed are read from each checkpoint. How the settings came about, and the first "
-        "edition's runs: [choosing_options.md](choosing_options.md).", "",
+        "Options and seed are read from each checkpoint; updates, epochs, dev loss and precision from its training "
+        "log. How the settings came about, and the first edition's runs: [choosing_options.md](choosing_options.md).", "",
         "## What holds and what does not", "",
         *(f"- {line}" for line in verdicts),
         *(f"- Not run yet: {name}." for name in pending), "",

@@ -7,6 +7,8 @@ import math
 import re
 from pathlib import Path
 
+from ..speed import precision
+
 FIELD = re.compile(r"(?:^|\| )(\w+) ([^|]+?)(?= \||$)")
 DEVICE = re.compile(r"rank\s+\d+: capabilities = .*name = (.+?)\s*$")
 
@@ -18,9 +20,10 @@ def fields(line: str) -> dict[str, str]:
 
 
 def read_training_log(path: Path) -> dict:
-    """Updates, epochs, wall-clock hours, device, and the last training and best development
-    negative log-likelihood (nats) of one fairseq-train log."""
-    train, valid, devices, sentence_avg = [], [], [], False
+    """Updates, epochs, wall-clock hours, device, precision, and the last training and best
+    development negative log-likelihood (nats) of one fairseq-train log. The precision is the one
+    the model summary names: a checkpoint reloaded for evaluation runs in float32 unless asked."""
+    train, valid, devices, sentence_avg, bfloat16 = [], [], [], False, False
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         if "valid on '" in line and "| loss " in line:
             valid.append(fields(line))
@@ -30,6 +33,8 @@ def read_training_log(path: Path) -> dict:
             devices.append(match[1])
         elif "'sentence_avg': True" in line:
             sentence_avg = True
+        elif precision.SUMMARY in line:  # our models in bfloat16 (RNNSearchModel.extra_repr)
+            bfloat16 = True
     if not train:
         raise ValueError(f"{path} has no end-of-epoch training summary: is it the log of a fairseq-train run that finished an epoch?")
     last = train[-1]
@@ -37,6 +42,7 @@ def read_training_log(path: Path) -> dict:
         "updates": int(last["num_updates"]), "epochs": int(last["epoch"]),
         "wall_hours": float(last["wall"]) / 3600, "device": devices[0] if devices else "cpu",
         "unit": "nats per sentence" if sentence_avg else "nats per target token",
+        "precision": "bfloat16 (--amp)" if bfloat16 else "float32",
         "train_nll": float(last["loss"]) * math.log(2),
         "dev_nll": min(float(v["loss"]) for v in valid) * math.log(2) if valid else None,
     }

@@ -66,9 +66,10 @@ def model_options(model: RNNSearchHubInterface) -> dict[str, Any]:
     """The options scripts/reproduce_results.sh sets or chooses on the validation sets, as the
     checkpoint's run used them: its architecture, each dropout it has (an unset one is --dropout's),
     its readout state, and the training run's optimizer, learning rate, its schedule, batch
-    options where set (B.2's recipe), precision (True = a flag) and seed, e.g.
+    options where set (B.2's recipe; True = a flag) and seed, e.g.
     {"arch": "rnnsearch_small", "encoder_dropout_in": 0.5, ..., "optimizer": "adam", "lr": "0.003",
-    "lr_scheduler": "reduce_lr_on_plateau", "lr_shrink": 0.5, "lr_patience": 0, "amp": True, "seed": 1}."""
+    "lr_scheduler": "reduce_lr_on_plateau", "lr_shrink": 0.5, "lr_patience": 0, "seed": 1}.
+    Not --amp: loading sets it to the decoding precision; the training log names the training's."""
     cfg = model.cfg.model
     options = {"arch": safe_getattr(cfg, "arch", None) or safe_getattr(cfg, "_name", None)}
     for name in DROPOUTS:
@@ -83,8 +84,8 @@ def model_options(model: RNNSearchHubInterface) -> dict[str, Any]:
     options |= {name: schedule[name] for name in SCHEDULE_OPTIONS.get(schedule._name, ())}
     if model.cfg.dataset.batch_size:
         options["batch_size"] = model.cfg.dataset.batch_size
-    options |= {flag: True for flag, on in (("sentence_avg", model.cfg.optimization.sentence_avg),
-                                            ("amp", model.cfg.common.amp)) if on}
+    if model.cfg.optimization.sentence_avg:
+        options["sentence_avg"] = True
     options["seed"] = model.cfg.common.seed
     return options
 
@@ -163,8 +164,9 @@ def write_report(out: Path, args: argparse.Namespace, sources: list[str], refere
     ]
     if training:
         lines += ["", "## Training (Table 2)", "", *markdown_table(
-            ["system", "updates", "epochs", "hours", "device", "train NLL", "dev NLL (best)", "unit"],
-            [[n, t["updates"], t["epochs"], t["wall_hours"], t["device"], t["train_nll"], t["dev_nll"], t["unit"]] for n, t in training.items()])]
+            ["system", "updates", "epochs", "hours", "device", "precision", "train NLL", "dev NLL (best)", "unit"],
+            [[n, t["updates"], t["epochs"], t["wall_hours"], t["device"], t["precision"], t["train_nll"], t["dev_nll"],
+              t["unit"]] for n, t in training.items()])]
     write_atomic(out / "report.md", lines)
     summary = {name: {k: v for k, v in r.items() if not k.endswith("hypotheses")} for name, r in results.items()}
     write_atomic(out / "report.json", [json.dumps({"split": args.split, "beam": args.beam, "systems": summary,

@@ -139,12 +139,12 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
         on_cpu = next(self.parameters()).device.type == "cpu"
         if self.set_cpu_bfloat16(on_cpu and bool(safe_getattr(cfg.common, "amp", False))):
             self.to(torch.bfloat16)
-            logger.info("translating with bfloat16 products on the CPU (--amp)")
+            logger.info(f"translating with {precision.SUMMARY}")
         super().prepare_for_inference_(cfg)
 
     def extra_repr(self) -> str:
         """Named in the model summary fairseq-train logs."""
-        return "bfloat16 products on the CPU (--amp)" if self.decoder.cpu_bfloat16 else ""
+        return precision.SUMMARY if self.decoder.cpu_bfloat16 else ""
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True, model_cfg: Any = None, args: Any = None) -> Any:
         """Refuse, in one line, dictionaries that do not match the checkpoint's."""

@@ -29,6 +29,7 @@ from torch import Tensor
 from ..fairseq_fixes.cpu_amp import silence_disabled_cuda_warnings
 
 logger = logging.getLogger(__name__)
+SUMMARY = "bfloat16 products on the CPU (--amp)"  # the model summary's line (fairseq-train logs it), read by Table 2
 
 
 def bfloat16_supported() -> bool:

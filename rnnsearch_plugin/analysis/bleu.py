@@ -6,9 +6,11 @@
   tokenised (sacremoses), BLEU on those tokens with no further tokenisation and no smoothing,
   optionally lowercased.
 - ``by_length``: Figure 2, BLEU of the sentences whose source has a length in each bucket.
+- ``gap_interval``: a bootstrap interval of the BLEU difference between two such buckets.
 """
 from dataclasses import dataclass
 
+import numpy as np
 from sacrebleu.metrics.bleu import BLEU, BLEUScore
 
 from ..data.schemes import moses_tokenize
@@ -75,3 +77,21 @@ def by_length(hypotheses: list[str], references: list[str], lengths: list[int], 
         score = detokenised([hypotheses[i] for i in chosen], [references[i] for i in chosen])[0] if chosen else None
         rows.append({"bucket": bucket.label, "low": bucket.low, "sentences": len(chosen), "bleu": score})
     return rows
+
+
+def gap_interval(hypotheses: list[str], references: list[str], short: list[int], long: list[int],
+                 samples: int = 1000, seed: int = 12345) -> tuple[float, float]:
+    """95% bootstrap interval of sacreBLEU(LONG) - sacreBLEU(SHORT), LONG and SHORT being disjoint
+    sentence indices (Figure 2's buckets), each resampled with replacement on its own (Koehn 2004).
+    It sums sacreBLEU's per-sentence statistics, as sacreBLEU's own ``--confidence`` does
+    (``sacrebleu.significance._bootstrap_resample``), so each resample's BLEU is sacreBLEU's."""
+    metric = BLEU()
+    stats = np.array(metric._extract_corpus_statistics(hypotheses, [references]), dtype=np.int64)  # N x 4n+2
+    rng = np.random.default_rng(seed)
+
+    def resampled(indices: list[int]) -> np.ndarray:
+        picks = rng.choice(np.asarray(indices), size=(samples, len(indices)))  # samples x len(indices)
+        return np.array([metric._compute_score_from_stats(stats[row].sum(0).tolist()).score for row in picks])
+
+    low, high = np.percentile(resampled(long) - resampled(short), [2.5, 97.5])
+    return float(low), float(high)

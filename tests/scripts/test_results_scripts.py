@@ -98,6 +98,10 @@ def test_results_page_reports_the_evaluations_figures(evaluation, multi30k, chec
     with open(out / "bleu_by_length.csv") as rows:
         bucket = next(r for r in csv.DictReader(rows) if r["bucket"] == "10-20")
     assert f"| rnnencdec_small | {bucket['bleu']} ({bucket['sentences']}) |" in page
+    gap_row = next(line for line in page.splitlines() if line.startswith(f"| rnnencdec_small | {bucket['bleu']} ("))
+    point, interval = gap_row.strip("| ").split(" | ")[3:5]  # the bootstrap interval of the 30+ minus 10-20 difference holds it
+    low, high = (float(bound) for bound in interval.split(" to "))
+    assert low < float(point) < high and f"RNNencdec's by {point} ({interval}; target" in page
     diagonal = json.loads((aer / "aer.json").read_text())["diagonal"]["aer"]
     assert f"| diagonal | " in page and f"{diagonal:.3f} |" in page
     # seeds: 50, 52, 54 -> 52.00 ± 2.00; 51, 51.5, 52 -> 51.50 ± 0.50; test_2017 10 lower

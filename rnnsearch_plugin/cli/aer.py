@@ -3,7 +3,9 @@
     rnnsearch-aer --path CKPT --data DATA/bin --gold ../shared/data/alignment-gold [--threshold 0.3] --out DIR
 
 AER (Och & Ney 2003) against the Hansards gold standard: the gold French is force-decoded given
-the English, each gold word encoded on its own so that every piece maps to one gold word; piece
+the English, the first word of each sentence given back the capital the gold set took from it
+(where the model's dictionary has the capitalised word), each gold word encoded on its own so
+that every piece maps to one gold word; piece
 weights become word weights (source pieces summed, target pieces averaged, </s> left out), and
 links are each French word's most-attended English word (argmax) or, in addition, every word
 pair with weight >= --threshold. The diagonal alignment is reported beside them as a baseline.
@@ -34,9 +36,23 @@ def encode_words(model: RNNSearchHubInterface, words: list[str], target: bool) -
     return dictionary.encode_line(" ".join(pieces), add_if_not_exist=False).long(), groups
 
 
+def initial_capital(model: RNNSearchHubInterface, words: list[str], target: bool) -> list[str]:
+    """The gold set lowercases the first word of every sentence (names keep their capitals), where
+    the model's training text begins sentences with a capital: WORDS with their first word
+    capitalised when the model's dictionary has every piece of that form, else as given (a
+    model trained on lowercased text)."""
+    if not words or not words[0][:1].islower():
+        return words
+    capital = words[0][:1].upper() + words[0][1:]
+    dictionary = model.tgt_dict if target else model.src_dict
+    ids = dictionary.encode_line(model.apply_bpe(model.tokenize(capital)), add_if_not_exist=False, append_eos=False)
+    return words if dictionary.unk() in ids.tolist() else [capital, *words[1:]]
+
+
 def gold_links(model: RNNSearchHubInterface, english: list[str], french: list[str], threshold: float) -> dict[str, dict[int, set]]:
     """Predicted links of every gold sentence pair (1-based ids), by method."""
-    encoded = [(encode_words(model, e.split(), False), encode_words(model, f.split(), True)) for e, f in zip(english, french)]
+    encoded = [(encode_words(model, initial_capital(model, e.split(), False), False),
+                encode_words(model, initial_capital(model, f.split(), True), True)) for e, f in zip(english, french)]
     forced = model.forced([source for (source, _), _ in encoded], [target for _, (target, _) in encoded])
     links: dict[str, dict[int, set]] = {"argmax": {}, f"threshold {threshold}": {}, "diagonal": {}}
     for number, (e, f, ((_, source_groups), (_, target_groups)), (_, weights)) in enumerate(zip(english, french, encoded, forced), 1):

@@ -5,10 +5,10 @@
 AER (Och & Ney 2003) against the Hansards gold standard: the gold French is force-decoded given
 the English, the first word of each sentence given back the capital the gold set took from it
 (where the model's dictionary has the capitalised word), each gold word encoded on its own so
-that every piece maps to one gold word; piece
-weights become word weights (source pieces summed, target pieces averaged, </s> left out), and
-links are each French word's most-attended English word (argmax) or, in addition, every word
-pair with weight >= --threshold. The diagonal alignment is reported beside them as a baseline.
+that every piece maps to one gold word; piece weights become word weights (source pieces
+summed, target pieces averaged, </s> left out), and links are each French word's most-attended
+English word (argmax) or, in addition, every word pair with weight >= --threshold. The diagonal
+alignment is reported beside them as a baseline.
 """
 import argparse
 import json

@@ -9,7 +9,8 @@
 #   bash scripts/reproduce_results.sh hansards     # one stage (they run in this order)
 #
 # Stages, each of which fits in a 3-hour working session (a training interrupted mid-stage
-# resumes from its checkpoint_last.pt, and --stop-time-hours counts the time it already had):
+# resumes from its checkpoint_last.pt, and --stop-time-hours counts the time it already had; a
+# finished one is not run again):
 #   prepare            Multi30k (sentencepiece) and the Hansards at word level: 30,000-word
 #                      shortlists per language, training pairs of up to 50 words
 #   hansards           RNNsearch-50 and RNNencdec-50 (rnnsearch_small, rnnencdec_small), the same
@@ -81,13 +82,19 @@ on_core() {
 }
 
 # train CORE CORPUS NAME MINUTES FAIRSEQ_OPTIONS...: MINUTES of training (counted over restarts:
-# a folder with a checkpoint_last.pt resumes), validated every 500 updates and at every epoch's
-# end, best checkpoint by validation loss. Our models take --amp and chunked_cross_entropy (the
-# same loss without B x T x vocabulary tensors), fairseq's lstm float32 and cross_entropy.
+# a folder with a checkpoint_last.pt resumes; one whose log says the run finished is left as it
+# is, so that a stage run again trains only what it has not finished), validated every 500
+# updates and at every epoch's end, best checkpoint by validation loss. Our models take --amp and
+# chunked_cross_entropy (the same loss without B x T x vocabulary tensors), fairseq's lstm
+# float32 and cross_entropy.
 train() {
   local core=$1 corpus=$2 name=$3 minutes=$4; shift 4
   local dir=$WORK/checkpoints/$corpus/$name model=(--criterion chunked_cross_entropy "${PRECISION[@]}")
   [[ " $* " == *" --arch lstm "* ]] && model=(--criterion cross_entropy)
+  if grep -qs "^done training in" "$dir/train.log"; then
+    log "$name on $corpus has finished ($dir/train.log): not run again (move the folder away to rerun it)"
+    return
+  fi
   mkdir -p "$dir"
   log "training $name on $corpus (core $core, $minutes minutes): $dir/train.log"
   on_core "$core" fairseq-train "$WORK/$corpus/bin" --user-dir rnnsearch_plugin --task translation -s en -t fr \

@@ -183,7 +183,8 @@ with open(os.environ["CALLS"], "a") as calls:
 loss = json.loads(os.environ["DEV_LOSSES"])[os.path.basename(folder)]
 with open(os.path.join(folder, "train.log"), "w") as log:
     log.write(f"epoch 001 | valid on 'valid' subset | loss {loss} | num_updates 100\\n"
-              "epoch 001 | loss 5.0 | num_updates 100 | train_wall 100 | wall 120\\n")
+              "epoch 001 | loss 5.0 | num_updates 100 | train_wall 100 | wall 120\\n"
+              "done training in 120.0 seconds\\n")
 '''
 
 
@@ -240,3 +241,13 @@ def test_multi30k_stages_give_both_models_the_same_trials_and_run_each_ones_best
             "--lr-scheduler fixed --clip-norm 1.0 --batch-size 80 --sentence-avg --dropout 0.5 --encoder-dropout-out 0.3 "
             "--decoder-dropout-out 0.3 --seed 1 --max-tokens") in calls["rnnsearch_small.b2"]
     assert "--criterion cross_entropy --arch lstm" in calls["lstm.seed2"] and "--amp" not in calls["lstm.seed2"]
+    # the stages again, one run interrupted before (no "done training" in its log): only that one trains
+    (tmp_path / "calls.jsonl").unlink()
+    interrupted = tmp_path / "work" / "checkpoints" / "multi30k" / "lstm.t2" / "train.log"
+    interrupted.write_text(interrupted.read_text().replace("done training in 120.0 seconds\n", ""))
+    again = subprocess.run(["bash", "scripts/reproduce_results.sh", *stages], env=env, capture_output=True, text=True,
+                           timeout=600)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert [Path(json.loads(line)[json.loads(line).index("--save-dir") + 1]).name
+            for line in (tmp_path / "calls.jsonl").read_text().splitlines()] == ["lstm.t2"]
+    assert again.stdout.count("not run again") == len(losses) - 1

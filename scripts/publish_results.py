@@ -220,8 +220,10 @@ def wall_rows(work: Path) -> list[list[Any]]:
 
 
 def machine_rows(work: Path) -> list[list[str]]:
+    """The processor of every stage's latest run in WORK/machines.tsv."""
     path = work / "machines.tsv"
-    return [line.split("\t") for line in read_lines(path)] if path.exists() else []
+    latest = {line.split("\t")[0]: line.split("\t") for line in read_lines(path)} if path.exists() else {}
+    return list(latest.values())
 
 
 def page(work: Path, hansards: tuple[list[str], list[str]] | None, multi30k: tuple[list[str], list[str]] | None,

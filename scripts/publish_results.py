@@ -5,8 +5,8 @@ BLEU-by-length plots, Appendix C, heatmaps, AER), and the results block of the t
     python scripts/publish_results.py --work work/results --out docs/results [--readme README.md]
 
 A corpus whose stages have not run yet is left out of the page and named as pending. The options
-of each system are read from its checkpoint (report.json), its training figures and precision from its
-training log (WORK/checkpoints/CORPUS/SYSTEM/train.log); the processor of each stage from
+of each system are read from its checkpoint, its training figures and precision from its training
+log (both in report.json, written by rnnsearch-evaluate); the processor of each stage from
 WORK/machines.tsv; the wall time of every command from WORK/wall_times.tsv.
 """
 import argparse
@@ -52,11 +52,6 @@ def options_cell(options: dict[str, Any]) -> str:
     return "`" + " ".join(words) + "`"
 
 
-def training_logs(work: Path, corpus: str, systems: list[str]) -> dict[str, dict]:
-    """Table 2's figures of each system, precision included, from its run's own log."""
-    return {name: read_training_log(work / "checkpoints" / corpus / name / "train.log") for name in systems}
-
-
 def sacrebleu_cell(system: dict) -> str:
     return f"{system['sacrebleu']:.2f} / {system['tokenised_bleu']:.2f}"
 
@@ -100,8 +95,7 @@ def interval_cell(interval: tuple[float, float]) -> str:
 
 def hansards_section(work: Path, report: dict) -> tuple[list[str], list[str]]:
     """The Hansards section of the page, and its verdict lines."""
-    systems = report["systems"]
-    training = training_logs(work, "hansards", list(systems))
+    systems, training = report["systems"], report["training"]
     table1 = [[name, sacrebleu_cell(s), s["no_unk_sentences"],
                f"{s['no_unk_sacrebleu']:.2f} / {s['no_unk_tokenised_bleu']:.2f}", training[name]["updates"],
                training[name]["epochs"], f"{training[name]['dev_nll']:.3f}", f"{training[name]['wall_hours']:.2f}",
@@ -176,7 +170,7 @@ def mean_std(values: list[float]) -> str:
 def multi30k_section(work: Path, reports: dict[str, dict]) -> tuple[list[str], list[str]]:
     """The Multi30k section (tuning trials, seeds, the paper pair, B.2), and its verdict lines."""
     test, test1 = reports.values()
-    training = training_logs(work, "multi30k", list(test["systems"]))
+    training = test["training"]
     systems = [[name, sacrebleu_cell(s), sacrebleu_cell(test1["systems"][name]), training[name]["updates"],
                 training[name]["epochs"], f"{training[name]['dev_nll']:.3f}", training[name]["unit"], training[name]["precision"],
                 options_cell(s["options"])] for name, s in test["systems"].items()]

@@ -49,3 +49,12 @@ def test_training_statistics_come_from_the_log(evaluation, checkpoint):
     best_bits = min(float(line.split("| loss ")[1].split(" ")[0]) for line in valid)
     assert statistics["dev_nll"] == pytest.approx(best_bits * math.log(2))
     assert evaluation[1]["training"]["tiny"]["updates"] == 300
+    assert statistics["precision"] == "float32"
+
+
+def test_training_precision_is_the_one_the_model_summary_names(checkpoint, tmp_path):
+    """fairseq-train --amp logs the model summary with RNNSearchModel.extra_repr's bfloat16 line
+    (tests/speed/test_precision.py checks its text in a real run)."""
+    log = (checkpoint.parent / "train.log").read_text().replace("(encoder)", "bfloat16 products on the CPU (--amp)\n  (encoder)", 1)
+    (tmp_path / "train.log").write_text(log)
+    assert read_training_log(tmp_path / "train.log")["precision"] == "bfloat16 (--amp)"

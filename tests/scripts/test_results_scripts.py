@@ -115,6 +115,7 @@ def test_results_page_reports_the_evaluations_figures(evaluation, multi30k, chec
     top = readme.read_text()
     assert top.startswith("# top\n<!-- results: scripts/publish_results.py -->\n") and top.endswith("<!-- /results -->\nrest\n")
     assert "stale figures" not in top and "| rnnsearch_small | 20.50 |" in top and "leads the lstm by +0.50" in top
+    assert "| rnnsearch_small | 3 | 52.00 ± 2.00 | 42.00 ± 2.00 |" in top  # the seeds in brief
 
 
 def test_results_scripts_refuse_unknown_stages_and_missing_reports(tmp_path):

@@ -200,7 +200,9 @@ def multi30k_section(work: Path, reports: dict[str, dict]) -> tuple[list[str], l
     if all(len(scores[model]) == len(SEEDS) for model in scores):
         leads = [statistics.mean(s[i] for s in scores[SEARCH]) - statistics.mean(s[i] for s in scores[LSTM]) for i in (1, 2)]
         verdicts.append(verdict(min(leads) > 0, f"over three seeds RNNsearch leads the lstm by {leads[0]:+.2f} (test_2016) "
-                                f"and {leads[1]:+.2f} (test_2017) sacreBLEU on average; the standard deviations are above.",
+                                f"and {leads[1]:+.2f} (test_2017) sacreBLEU on average, at equal wall time "
+                                f"({training[SEARCH + '.seed1']['precision']} against {training[LSTM + '.seed1']['precision']}); "
+                                "the standard deviations are above.",
                                 -min(leads)))
     if f"{SEARCH}.seed1" in test["systems"] and ENCDEC in test["systems"]:
         leads = [r["systems"][f"{SEARCH}.seed1"]["sacrebleu"] - r["systems"][ENCDEC]["sacrebleu"] for r in reports.values()]

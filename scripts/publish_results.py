@@ -158,18 +158,18 @@ def trial_rows(work: Path, model: str) -> list[list[Any]]:
     return rows
 
 
-def seed_scores(reports: dict[str, dict], model: str) -> list[tuple[int, float, float]]:
-    return [(seed, *(r["systems"][f"{model}.seed{seed}"]["sacrebleu"] for r in reports.values())) for seed in SEEDS
-            if all(f"{model}.seed{seed}" in r["systems"] for r in reports.values())]
+def seed_scores(reports: dict[str, dict]) -> dict[str, list[tuple[int, float, float]]]:
+    """Per model (RNNsearch, the lstm): (seed, sacreBLEU on each test set) of every seed run in all REPORTS."""
+    return {model: [(seed, *(r["systems"][f"{model}.seed{seed}"]["sacrebleu"] for r in reports.values())) for seed in SEEDS
+                    if all(f"{model}.seed{seed}" in r["systems"] for r in reports.values())] for model in (SEARCH, LSTM)}
 
 
 def mean_std(values: list[float]) -> str:
     return f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}" if len(values) > 1 else f"{values[0]:.2f}"
 
 
-def seed_rows(reports: dict[str, dict]) -> list[list[Any]]:
-    """Per model with seed runs: how many, and the sacreBLEU mean ± standard deviation on each test set."""
-    scores = {model: seed_scores(reports, model) for model in (SEARCH, LSTM)}
+def seed_rows(scores: dict[str, list[tuple[int, float, float]]]) -> list[list[Any]]:
+    """Per model with seed runs (seed_scores): how many, and the sacreBLEU mean ± standard deviation on each test set."""
     return [[model, len(rows), *(mean_std([row[i] for row in rows]) for i in (1, 2))] for model, rows in scores.items() if rows]
 
 
@@ -180,7 +180,7 @@ def multi30k_section(work: Path, reports: dict[str, dict]) -> tuple[list[str], l
     systems = [[name, sacrebleu_cell(s), sacrebleu_cell(test1["systems"][name]), training[name]["updates"],
                 training[name]["epochs"], f"{training[name]['dev_nll']:.3f}", training[name]["unit"], training[name]["precision"],
                 options_cell(s["options"])] for name, s in test["systems"].items()]
-    scores = {model: seed_scores(reports, model) for model in (SEARCH, LSTM)}
+    scores = seed_scores(reports)
     lines = [
         f"## Multi30k En->Fr ({corpus_line(work, 'multi30k')})", "",
         "Tuning trials on dev (seed 1, best validation NLL in nats per token), the same option strings for "
@@ -188,7 +188,7 @@ def multi30k_section(work: Path, reports: dict[str, dict]) -> tuple[list[str], l
         "schedules with the better dropout; each model's lowest dev loss is chosen.", "",
         *markdown_table(["model", "trial", "options", "best dev NLL", "updates"], trial_rows(work, SEARCH) + trial_rows(work, LSTM)), "",
         "Three seeds at the chosen settings (seed 1 is the chosen trial; sacreBLEU mean ± sample standard deviation):", "",
-        *markdown_table(["model", "seeds", "test_2016_flickr", "test_2017_flickr"], seed_rows(reports)), "",
+        *markdown_table(["model", "seeds", "test_2016_flickr", "test_2017_flickr"], seed_rows(scores)), "",
         f"Every system (sacreBLEU / tokenised lowercased BLEU, beam {test['beam']}). {ENCDEC} has {SEARCH}'s chosen "
         f"options (it has no annotations to drop out); {SEARCH}.b2 has them too, trained with B.2's recipe "
         "(Adadelta, 80 sentences a batch, loss per sentence) for the same wall time:", "",
@@ -223,8 +223,8 @@ def wall_rows(work: Path) -> list[list[Any]]:
 def machine_rows(work: Path) -> list[list[str]]:
     """The processor of every stage's latest run in WORK/machines.tsv."""
     path = work / "machines.tsv"
-    latest = {line.split("\t")[0]: line.split("\t") for line in read_lines(path)} if path.exists() else {}
-    return list(latest.values())
+    rows = [line.split("\t") for line in read_lines(path)] if path.exists() else []
+    return list({row[0]: row for row in rows}.values())
 
 
 def page(work: Path, hansards: tuple[list[str], list[str]] | None, multi30k: tuple[list[str], list[str]] | None,
@@ -258,7 +258,7 @@ def readme_block(hansards_report: dict | None, multi30k_reports: dict[str, dict]
                                     hansards_report["training"][name]["updates"]] for name, s in systems.items()]), ""]
     if multi30k_reports:
         lines += [*markdown_table(["Multi30k, sacreBLEU over seeds (mean ± std)", "seeds", "test_2016_flickr",
-                                   "test_2017_flickr"], seed_rows(multi30k_reports)), ""]
+                                   "test_2017_flickr"], seed_rows(seed_scores(multi30k_reports))), ""]
     return lines + [f"- {line}" for line in verdicts] + ["", README_END]
 
 

@@ -18,6 +18,9 @@ is known before backward is called); backward scales them by the incoming gradie
 run in the features' dtype (bfloat16 under ``--amp`` on a CPU, ``speed/precision.py``), the softmax,
 the loss and the accumulated W_o gradient in float32, in buffers kept from step to step. The loss, ``--sentence-avg`` and the logged
 fields are fairseq's ``cross_entropy``'s (``label_smoothed_cross_entropy``'s with ``--label-smoothing``).
+The last chunk's products take its rows rounded up to a multiple of ``ROW_STEP`` (zero rows, which
+give no gradient), so that oneDNN compiles them for a few shapes rather than one per batch
+(``padded_length``).
 
 Works with any decoder whose ``output_layer`` is one linear map named ``output_projection`` (ours,
 fairseq's transformer) or ``fc_out`` (fairseq's lstm).
@@ -37,6 +40,7 @@ from torch import Tensor, nn
 from ..fairseq_fixes.cli_errors import UserInputError
 
 CHUNK_SIZE = 1024  # target positions per chunk when --output-chunk-size is 0
+ROW_STEP = 256  # the last chunk's products take its rows rounded up to a multiple of this (``padded_length``)
 
 
 @dataclass
@@ -87,17 +91,20 @@ def chunked_output_loss(features: Tensor, weight: Tensor, bias: Optional[Tensor]
     smooth_each = smoothing / (vocab - 1)  # fairseq's eps_i
     on_target = 1.0 - smoothing - smooth_each
     nll, smooth = features.new_zeros((), dtype=torch.float32), features.new_zeros((), dtype=torch.float32)
+    count = len(features)
+    features = pad_rows(features, padded_length(count, chunk_size))  # zero rows after the last chunk's real ones
     if with_grads:  # [W_o ; b_o]'s gradient, transposed: [t ; 1]^T d loss / d logits, summed over chunks
         grad_features = torch.empty_like(features)
         grad_parameters = features.new_zeros(width + (bias is not None), vocab, dtype=torch.float32)
     for start in range(0, len(features), chunk_size):
         rows, labels = features[start:start + chunk_size], target[start:start + chunk_size, None]
-        shape = (len(rows), vocab)
-        logits = workspace.get("logits", shape, rows, dtype)
+        real = len(labels)  # the products take every row of the chunk, the rest of the loop the real ones
+        products = workspace.get("logits", (len(rows), vocab), rows, dtype)
         if compute_bias is None:
-            torch.mm(rows, columns, out=logits)
+            torch.mm(rows, columns, out=products)
         else:
-            torch.addmm(compute_bias, rows, columns, out=logits)
+            torch.addmm(compute_bias, rows, columns, out=products)
+        logits, shape = products[:real], (real, vocab)
         nll -= logits.gather(1, labels).sum(dtype=torch.float32)
         if smoothing:
             smooth -= logits.sum(dtype=torch.float32)
@@ -112,22 +119,36 @@ def chunked_output_loss(features: Tensor, weight: Tensor, bias: Optional[Tensor]
         if smoothing:
             grad_logits.sub_(smooth_each)
         grad_logits.scatter_add_(1, labels, grad_logits.new_full(labels.shape, -on_target))
-        if dtype != torch.float32:
-            grad_logits = workspace.get("logits", shape, rows, dtype).copy_(grad_logits)
-        torch.mm(grad_logits, compute_weight, out=grad_features[start:start + chunk_size])
+        if dtype != torch.float32:  # (in float32 grad_logits are the products' first rows already)
+            logits.copy_(grad_logits)
+        products[real:].zero_()  # the padding rows: no gradient
+        torch.mm(products, compute_weight, out=grad_features[start:start + chunk_size])
         if bias is not None:
             rows = torch.cat([rows, rows.new_ones(len(rows), 1)], dim=1)
         rows = rows.t().contiguous()  # (a transposed view: 2x slower at K = 30,000)
         if dtype == torch.float32:
-            grad_parameters.addmm_(rows, grad_logits)
+            grad_parameters.addmm_(rows, products)
         else:
-            grad_parameters += torch.mm(rows, grad_logits, out=workspace.get("parameters", grad_parameters.shape, rows, dtype))
+            grad_parameters += torch.mm(rows, products, out=workspace.get("parameters", grad_parameters.shape, rows, dtype))
     loss = on_target * nll + smooth_each * smooth  # = nll, exactly, without smoothing
     if not with_grads:
         return OutputLoss(loss, nll)
     grad_weight = grad_parameters[:width].t().to(weight.dtype)
     grad_bias = grad_parameters[width].to(bias.dtype) if bias is not None else None
-    return OutputLoss(loss, nll, (grad_features, grad_weight, grad_bias))
+    return OutputLoss(loss, nll, (grad_features[:count], grad_weight, grad_bias))
+
+
+def padded_length(count: int, chunk_size: int) -> int:
+    """``count`` positions rounded up so that the last chunk's rows are a multiple of ``ROW_STEP`` (or
+    a whole chunk). oneDNN creates a primitive for every new shape of a bfloat16 product, 1-16 ms each
+    at Multi30k's vocabulary: with the last chunk's rows any number, each batch paid for three."""
+    last = count % chunk_size
+    return count if last == 0 else count - last + min(chunk_size, -(-last // ROW_STEP) * ROW_STEP)
+
+
+def pad_rows(features: Tensor, length: int) -> Tensor:
+    """features: N x d -> length x d, zero rows after the N given ones."""
+    return torch.nn.functional.pad(features, (0, 0, 0, length - len(features))) if length > len(features) else features
 
 
 def exponentiate_(scores: Tensor) -> tuple[Tensor, Tensor]:

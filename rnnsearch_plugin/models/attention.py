@@ -79,4 +79,6 @@ class _Energies(torch.autograd.Function):
             hidden = tanh(projected[:, None] + query_terms)  # y, G x k x S x n'
             grad_score = grad.reshape(1, -1) @ hidden.reshape(-1, hidden.size(-1))  # sum e' y: 1 x n'
             grad_sum = hidden.mul_(hidden).neg_().add_(1).mul_(grad[..., None]).mul_(score)  # (1 - y^2) e' v_a
-        return grad_sum.sum(1), grad_sum.sum(2, keepdim=True), grad_score
+        # the sum over k; in training k = 1, where sum(1) would zero-fill and add a G x S x n' tensor
+        grad_projected = grad_sum.squeeze(1) if grad_sum.size(1) == 1 else grad_sum.sum(1)
+        return grad_projected, grad_sum.sum(2, keepdim=True), grad_score

@@ -8,8 +8,11 @@ Appendix A.2.2:
 It has no recurrence, so the decoder applies it to all target positions at once. ``forward`` gives
 t_i (dropped out in training), the decoder's features; ``output_projection`` is W_o, which the
 decoder's ``output_layer`` applies, or ``criterions/chunked_cross_entropy.py`` a chunk of positions at a time.
+The maximum and its gradient: ``speed/maxout.py``.
 """
 from torch import Tensor, nn
+
+from ..speed.maxout import maxout
 
 
 class MaxoutDeepOutput(nn.Module):
@@ -40,4 +43,4 @@ class MaxoutDeepOutput(nn.Module):
     def forward(self, states: Tensor, input_terms: Tensor) -> Tensor:
         """states: ... x n, input_terms: ... x k*l (broadcastable) -> t: ... x l."""
         pre_maxout = self.state_projection(states) + input_terms
-        return self.dropout(pre_maxout.unflatten(-1, (-1, self.pool_size)).amax(dim=-1))
+        return self.dropout(maxout(pre_maxout, self.pool_size))

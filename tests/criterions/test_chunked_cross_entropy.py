@@ -13,6 +13,7 @@ from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from conftest import initialized, pad_batch, toy_dictionary
+from rnnsearch_plugin.criterions import chunked_cross_entropy
 from rnnsearch_plugin.criterions.chunked_cross_entropy import ChunkedCrossEntropyCriterion
 from rnnsearch_plugin.fairseq_fixes.cli_errors import UserInputError
 
@@ -124,6 +125,37 @@ def test_never_holds_a_batch_by_vocabulary_tensor():
         largest[type(criterion)] = mode.largest
     assert largest[CrossEntropyCriterion] >= logits
     assert largest[ChunkedCrossEntropyCriterion] <= largest_parameter  # a gradient, never all the logits
+
+
+class ProductShapes(TorchDispatchMode):
+    """Records the operand shapes of every matrix product."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shapes: list[tuple[tuple[int, ...], ...]] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.overloadpacket in (torch.ops.aten.mm, torch.ops.aten.addmm, torch.ops.aten.addmm_):
+            self.shapes.append(tuple(tuple(a.shape) for a in args if isinstance(a, torch.Tensor) and a.dim() == 2))
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("chunk", [14, 32])
+def test_the_last_chunk_takes_its_rows_rounded_up(monkeypatch, chunk):
+    """21 target positions, ROW_STEP 4: in chunks of 14, a last chunk of 7 rows whose products take 8;
+    in one chunk of 32, 24 rows. The loss and gradients are still cross_entropy's."""
+    monkeypatch.setattr(chunked_cross_entropy, "ROW_STEP", 4)
+    model = model_of("rnnsearch")
+    expected = loss_and_grads(model, CrossEntropyCriterion(task(), False))
+    with ProductShapes() as mode:
+        result = loss_and_grads(model, ChunkedCrossEntropyCriterion(task(), False, 0.0, chunk))
+    torch.testing.assert_close(result[0], expected[0], rtol=1e-5, atol=1e-5)
+    for name, grad in expected[3].items():
+        torch.testing.assert_close(result[3][name], grad, rtol=1e-5, atol=1e-5, msg=name)
+    vocab, width = model.decoder.output_projection.weight.shape  # K_y; d, and d + 1 with the bias's row
+    rows = {size for shapes in mode.shapes if any(vocab in shape for shape in shapes)
+            for shape in shapes for size in shape} - {vocab, width, width + 1}
+    assert rows == ({14, 8} if chunk == 14 else {24})
 
 
 def test_refuses_a_decoder_without_one_output_layer():

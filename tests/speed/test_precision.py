@@ -5,13 +5,16 @@ precision (what fairseq's --fp16/--bf16 do on GPUs) keeps the attention a distri
 real source words, close to the float32 one. Weights are spread out so that the attention is far
 from uniform (at B.1's start v_a = 0 makes it uniform in any precision)."""
 import logging
+import os
 import re
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
 import torch
 
-from conftest import generate, initialized, lines_of, losses_by_update, pad_batch, run, train_command
+from conftest import REPO, generate, initialized, lines_of, losses_by_update, pad_batch, run, train_command
 from rnnsearch_plugin.speed import precision
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -224,3 +227,28 @@ def test_python_api_translates_in_bfloat16_only_when_asked(multi30k, checkpoint)
     scores = [result["score"] for result in full.score(sentences, full.translate(sentences, beam=3))]
     half_scores = [result["score"] for result in half.score(sentences, full.translate(sentences, beam=3))]
     assert half_scores == pytest.approx(scores, rel=0.05)
+
+
+COMPILE_PROBE = """
+import torch
+from rnnsearch_plugin.speed import precision
+assert precision.cpu_bfloat16_available(True)
+weight = torch.ones(64, 64, dtype=torch.bfloat16)
+for rows in [*range(2, 1102), 2]:  # 1,100 shapes, then the first again (one row takes no oneDNN product)
+    torch.ones(rows, 64, dtype=torch.bfloat16) @ weight
+"""
+
+
+@needs_bfloat16
+@pytest.mark.parametrize("user_setting", [None, "2"])
+def test_amp_keeps_more_compiled_products_unless_the_user_set_it(user_setting):
+    """oneDNN's log of its cache (ONEDNN_VERBOSE=profile_create): after 1,100 other shapes the first
+    product's shape is still compiled (the default keeps 1,024); a capacity the user set wins."""
+    env = {key: value for key, value in os.environ.items() if key != precision.PRIMITIVE_CACHE}
+    env["ONEDNN_VERBOSE"] = "profile_create"
+    if user_setting:
+        env[precision.PRIMITIVE_CACHE] = user_setting
+    output = subprocess.run([sys.executable, "-c", COMPILE_PROBE], env=env, cwd=REPO, capture_output=True, text=True,
+                            check=True).stdout
+    first_shape = [line.split(",")[3] for line in output.splitlines() if ",2x64:64x64," in line]
+    assert first_shape == ["create:cache_miss", "create:cache_hit" if user_setting is None else "create:cache_miss"]

@@ -13,7 +13,9 @@ Sections (``--sections``, default train,decode,paper,memory):
   train   fairseq's Trainer on the binarized training set, --max-tokens, ``--warmup`` updates
           then ``--updates`` timed ones; target tokens/s (fairseq's wps) and peak memory; every
           variant alternated (A B C A B C ...) ``--repeats`` times; median ratio (min-max) against
-          the lstm. The work per target token (forward + backward FLOPs of one more step, torch's
+          the lstm. The timed batches come for the first time, as in a first epoch; then the same
+          batches are timed again ("seen before"), as in every later epoch: with --amp, oneDNN
+          compiles each bfloat16 product for its exact shape, once. The work per target token (forward + backward FLOPs of one more step, torch's
           FLOP counter) shows how much of a ratio comes from doing less and how much from speed.
   decode  fairseq-generate on the test set with the float32-trained checkpoints of the last
           training run, in float32 and with --amp, beam 5 and 12, ``--gen-batch-size``
@@ -47,6 +49,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -142,21 +145,28 @@ def train_worker(job: dict[str, Any]) -> dict[str, Any]:
     task = tasks.setup_task(cfg.task)
     trainer = Trainer(cfg, task, task.build_model(cfg.model), task.build_criterion(cfg.criterion))
     batches = trainer.get_train_iterator(epoch=1).next_epoch_itr(shuffle=True)
+    window: list[dict[str, Any]] = []
 
-    def step() -> int:
-        sample = next(batches)
+    def train(sample: dict[str, Any]) -> int:
         trainer.train_step([sample])
         return int(sample["ntokens"])
 
+    def step() -> int:
+        window.append(next(batches))
+        return train(window[-1])
+
     timed(job["device"], [step] * job["warmup"])
+    window.clear()
     reset_peak_memory(job["device"])
     seconds, tokens = timed(job["device"], [step] * job["updates"])
+    peak_mb = peak_memory_mb(job["device"])
+    seen_seconds, _ = timed(job["device"], [partial(train, sample) for sample in window])  # every shape seen
     flops_per_token = counted_flops_per_token(step) if job["count_flops"] else None
     if job.get("save"):
         trainer.consolidate_optimizer()  # as fairseq's checkpoint_utils does before saving
         trainer.save_checkpoint(job["save"], {})
-    return {"seconds": seconds, "tokens": tokens, "wps": tokens / seconds,
-            "peak_mb": peak_memory_mb(job["device"]), "flops_per_token": flops_per_token}
+    return {"seconds": seconds, "tokens": tokens, "wps": tokens / seconds, "wps_seen": tokens / seen_seconds,
+            "peak_mb": peak_mb, "flops_per_token": flops_per_token}
 
 
 def counted_flops_per_token(step: Callable[[], int]) -> float:
@@ -304,7 +314,8 @@ def train_section(opts: argparse.Namespace, checkpoints: Path) -> dict[str, Any]
         for name, (arch, _) in VARIANTS.items():
             save = checkpoints / f"{arch}.pt" if repeat == opts.repeats - 1 and name == arch else None
             runs[name].append(run_worker("train", train_job(opts, name, save)))
-            print(f"| train {name} run {repeat + 1}: {runs[name][-1]['wps']:.0f} tokens/s", flush=True)
+            print(f"| train {name} run {repeat + 1}: {runs[name][-1]['wps']:.0f} tokens/s, "
+                  f"seen before {runs[name][-1]['wps_seen']:.0f}", flush=True)
     return {"runs": runs, "command": " ".join(trainer_options(opts)),
             "models": {name: " ".join(variant_options(name)) for name in VARIANTS}}
 
@@ -439,15 +450,21 @@ def markdown(results: dict[str, Any]) -> str:
         train = results["train"]
         lines += ["## Training throughput (target tokens/s, fairseq's wps) and peak memory", "",
                   f"Trainer options: `{train['command']} <model>`", ""]
+        seen = all("wps_seen" in r for runs in train["runs"].values() for r in runs)  # runs 1-9 lack it
         rows = []
         for name, runs in train["runs"].items():
             speed = speed_cells([r["wps"] for r in runs], [r["wps"] for r in train["runs"][PEER]], 0)
+            if seen:
+                speed += speed_cells([r["wps_seen"] for r in runs], [r["wps_seen"] for r in train["runs"][PEER]], 0)
             flops = next((r["flops_per_token"] for r in runs if r["flops_per_token"]), None)
             work = [f"{flops / 1e6:.1f}", f"{flops * statistics.median(r['wps'] for r in runs) / 1e9:.1f}"] if flops else ["-", "-"]
             rows.append([f"`{name}`", f"`{train['models'][name]}`", *speed, *work,
                          f"{statistics.median(r['peak_mb'] for r in runs):.0f}"])
-        lines += markdown_table(["model", "options", "tokens/s (median)", f"vs {PEER}: median (min-max)",
-                                 "MFLOP per token", "GFLOP/s", "peak memory MB"], rows) + [""]
+        speed_columns = ["tokens/s (median)", f"vs {PEER}: median (min-max)"]
+        if seen:
+            speed_columns += ["tokens/s, seen before", f"vs {PEER}, seen before"]
+        lines += markdown_table(["model", "options", *speed_columns, "MFLOP per token", "GFLOP/s", "peak memory MB"],
+                                rows) + [""]
     if "decode" in results:
         decode = results["decode"]
         lines += [f"## Beam search (fairseq-generate, test set, batch {decode['batch_size']}, "

@@ -52,14 +52,16 @@ def test_python_api_gives_the_translations_and_scores_of_the_code_that_wrote_it(
 
 def test_training_resumes_where_the_code_that_wrote_it_left_off(tmp_path):
     """fairseq-train restores the optimizer (it compares the stored criterion and optimizer class
-    names with the current ones) and the position in the epoch: updates 41-44 log the losses the
-    uninterrupted run logged (3 decimals; one rounding step apart at most on another processor)."""
+    names with the current ones) and the position in the epoch: updates 41-44 log the losses that
+    the code that wrote the checkpoint logged when it resumed from it (3 decimals; one rounding step
+    apart at most on another processor). Both resume with dropout off: the current code draws its
+    dropout masks another way (``speed/dropout.py``), so the same seed gives other masks."""
     shutil.copyfile(FIXTURE / "checkpoint.pt", tmp_path / "checkpoint_last.pt")
     result = run("fairseq-train", str(FIXTURE / "data"), "--user-dir", "rnnsearch_plugin", *TRAIN,
-                 "--save-dir", str(tmp_path))
+                 "--dropout", "0", "--save-dir", str(tmp_path))
     log = result.stdout + result.stderr
     assert f"Loaded checkpoint {tmp_path / 'checkpoint_last.pt'} (epoch" in log and "@ 40 updates)" in log
     resumed = losses_by_update(log)
     assert sorted(resumed) == [41, 42, 43, 44]
-    for update, loss in EXPECTED["losses"].items():
+    for update, loss in EXPECTED["resumed_losses_without_dropout"].items():
         assert float(resumed[int(update)]) == pytest.approx(float(loss), abs=1.5e-3), update

@@ -12,6 +12,7 @@ The maximum and its gradient: ``speed/maxout.py``.
 """
 from torch import Tensor, nn
 
+from ..speed.dropout import Dropout
 from ..speed.maxout import maxout
 
 
@@ -32,7 +33,7 @@ class MaxoutDeepOutput(nn.Module):
         self.state_projection = nn.Linear(state_size, pre_maxout)  # U_o (+ bias)
         self.embedding_projection = nn.Linear(embed_dim, pre_maxout, bias=False)  # V_o
         self.context_projection = nn.Linear(context_size, pre_maxout, bias=False)  # C_o
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.output_projection = nn.Linear(maxout_units, vocab_size)  # W_o (+ bias)
 
     def input_terms(self, embedded: Tensor, context_terms: Tensor) -> Tensor:

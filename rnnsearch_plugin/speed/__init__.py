@@ -4,5 +4,6 @@
 - ``beam_reordering``: beam search's rows, the source side held once per sentence;
 - ``step_products``: a recurrence's weight gradients in one product per sequence;
 - ``precision``: bfloat16 products on the CPU (``--amp``), states and softmax in float32;
+- ``dropout``: dropout masks from uniform draws on the CPU, cheaper than torch's Bernoulli sampling;
 - ``flops``: the analytic multiply-add count of A.2, for model-FLOP utilisation.
 """

@@ -28,7 +28,7 @@ Sections (``--sections``, default train,decode,paper,memory):
           pass) against the best large matmul of the step's dtype in the same process; float32
           with cross_entropy (the plugin before chunked_cross_entropy and --amp),
           then with chunked_cross_entropy, in float32 and bfloat16.
-  memory  peak memory of one training step under glibc's default malloc settings, against
+  memory  peak memory of one training step (glibc with MALLOC_MMAP_THRESHOLD_=65536), against
           sentence length at a fixed number of sentences, rnnsearch_small and rnnencdec_small
           (8,000-word vocabularies), with cross_entropy and with chunked_cross_entropy; and of
           the paper section's steps.
@@ -385,9 +385,17 @@ def glibc_defaults() -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if key not in MALLOC}
 
 
+def tensor_following_allocator() -> dict[str, str]:
+    """glibc with every block of 64 KB or more in a mapping of its own, returned when freed, so that
+    the process's peak follows what its tensors hold. By default glibc raises that threshold to
+    the size of each mapped block freed (up to 32 MB), after which such blocks stay in its heap:
+    four runs of the same 64 x 100 step then peaked anywhere from 1,341 to 1,968 MB."""
+    return {**glibc_defaults(), MALLOC[0]: str(64 * 1024)}
+
+
 def memory_section(opts: argparse.Namespace) -> dict[str, Any]:
-    """Peak memory of one step under glibc's default malloc settings, where the process's peak
-    follows what its tensors hold (kept memory adds the heap's fragmentation to it)."""
+    """Peak memory of one step, with the allocator setting under which the process's peak follows
+    what its tensors hold (kept memory adds the heap's fragmentation to it)."""
     rows: dict[str, dict[str, float]] = {}
     for arch in ("rnnsearch_small", "rnnencdec_small"):
         for criterion in ("cross_entropy", "chunked_cross_entropy"):
@@ -396,16 +404,17 @@ def memory_section(opts: argparse.Namespace) -> dict[str, Any]:
             for length in opts.lengths:
                 job = {"arch": arch, "vocab": 8000, "sentences": opts.memory_sentences, "length": length,
                        "device": opts.device, "criterion": criterion}
-                rows[name][str(length)] = run_worker("memory", job, glibc_defaults())["peak_mb"]
+                rows[name][str(length)] = run_worker("memory", job, tensor_following_allocator())["peak_mb"]
                 print(f"| memory {name} length {length}: {rows[name][str(length)]:.0f} MB", flush=True)
     paper = {}
     for arch, dtype, criterion in PAPER:
         job = {"arch": arch, "vocab": 30_000, "sentences": 80, "length": 50, "device": opts.device,
                "dtype": dtype, "criterion": criterion}
         name = f"{arch} {dtype} {criterion}"
-        paper[name] = run_worker("memory", job, glibc_defaults())
+        paper[name] = run_worker("memory", job, tensor_following_allocator())
         print(f"| memory {name} 80 x 50: {paper[name]}", flush=True)
-    return {"sentences": opts.memory_sentences, "peak_mb": rows, "paper_peak_mb": paper}
+    return {"sentences": opts.memory_sentences, "peak_mb": rows, "paper_peak_mb": paper,
+            "allocator": allocator_settings(tensor_following_allocator())}
 
 
 # --------------------------------------------------------------------------- report
@@ -496,8 +505,9 @@ def markdown(results: dict[str, Any]) -> str:
         memory = results["memory"]
         lengths = list(next(iter(memory["peak_mb"].values())))
         lines += [f"## Peak memory (MB) of one training step, {memory['sentences']} sentence pairs", "",
-                  "The process's peak resident memory under glibc's default malloc settings, where it follows what "
-                  "the tensors hold (with kept memory it adds the heap's fragmentation).", ""]
+                  f"The process's peak resident memory under `{memory.get('allocator', 'glibc defaults')}`, where it "
+                  "follows what the tensors hold (with kept memory it adds the heap's fragmentation; under glibc's "
+                  "defaults it moves with the order of earlier frees).", ""]
         rows = [[f"`{arch}`", *(f"{per_length[n]:.0f}" for n in lengths)] for arch, per_length in memory["peak_mb"].items()]
         lines += markdown_table(["model \\ length", *lengths], rows) + [""]
         if "paper_peak_mb" in memory:

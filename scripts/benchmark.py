@@ -15,8 +15,9 @@ Sections (``--sections``, default train,decode,paper,memory):
           variant alternated (A B C A B C ...) ``--repeats`` times; median ratio (min-max) against
           the lstm. The timed batches come for the first time, as in a first epoch; then the same
           batches are timed again ("seen before"), as in every later epoch: with --amp, oneDNN
-          compiles each bfloat16 product for its exact shape, once. The work per target token (forward + backward FLOPs of one more step, torch's
-          FLOP counter) shows how much of a ratio comes from doing less and how much from speed.
+          compiles each bfloat16 product for its exact shape, once. The work per target token
+          (forward + backward FLOPs of one more step, torch's FLOP counter) shows how much of a
+          ratio comes from doing less and how much from speed.
   decode  fairseq-generate on the test set with the float32-trained checkpoints of the last
           training run, in float32 and with --amp, beam 5 and 12, ``--gen-batch-size``
           sentences per batch. Every hypothesis has exactly ``--decode-length`` tokens (--min-len
@@ -390,7 +391,7 @@ def tensor_following_allocator() -> dict[str, str]:
     the process's peak follows what its tensors hold. By default glibc raises that threshold to
     the size of each mapped block freed (up to 32 MB), after which such blocks stay in its heap:
     four runs of the same 64 x 100 step then peaked anywhere from 1,341 to 1,968 MB."""
-    return {**glibc_defaults(), MALLOC[0]: str(64 * 1024)}
+    return {**glibc_defaults(), "MALLOC_MMAP_THRESHOLD_": str(64 * 1024)}
 
 
 def memory_section(opts: argparse.Namespace) -> dict[str, Any]:

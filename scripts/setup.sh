@@ -8,6 +8,10 @@
 #   - this plugin, non-editable, so `--user-dir rnnsearch_plugin` also works outside the repo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One set-up at a time per clone: the README's two commands, started together, would otherwise race
+# to create .venv and install into it. The lock is this script itself, held until it exits.
+exec 9<scripts/setup.sh
+flock 9
 if [ -z "${VIRTUAL_ENV:-}" ]; then
   [ -x .venv/bin/python ] || "${PYTHON:-python3}" -m venv .venv
   # shellcheck disable=SC1091

@@ -1,6 +1,11 @@
 """The package as users reach it: the names they import and register, the commands setup.cfg installs, the
 files a non-editable install ships, and an import graph without circles."""
 import ast
+import fcntl
+import os
+import shutil
+import subprocess
+import time
 from importlib import metadata
 from pathlib import Path
 
@@ -82,3 +87,21 @@ def test_the_installed_package_holds_the_source_trees_files_and_no_others():
     source = {path.relative_to(PACKAGE) for path in PACKAGE.rglob("*")
               if path.is_file() and "__pycache__" not in path.parts}
     assert installed == source
+
+
+def test_setup_waits_for_a_set_up_already_running_in_the_same_clone(tmp_path: Path) -> None:
+    """The README's two commands both start with scripts/setup.sh; started together in a fresh clone,
+    the second must wait rather than race the first's creation of .venv. Here python3 -m venv would
+    fail at once (PYTHON=false), so the script only stays alive while it waits for the lock."""
+    script = tmp_path / "scripts" / "setup.sh"
+    script.parent.mkdir()
+    shutil.copy(REPO / "scripts" / "setup.sh", script)
+    env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
+    with script.open() as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        waiting = subprocess.Popen(["bash", str(script)], env={**env, "PYTHON": "false"},
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.5)
+        assert waiting.poll() is None
+        assert not (tmp_path / ".venv").exists()
+    assert waiting.wait(timeout=30) != 0  # released: it went on, and `false -m venv` failed

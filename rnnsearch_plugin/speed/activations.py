@@ -6,14 +6,21 @@ s_0 (A.2.2), by the fastest exact route torch's CPU kernels offer on the process
   ``tanh``, 0.64 ms through the identity, 2 threads; ``benchmarks/changes.md``), and the alignment
   model takes a tanh over every (hypothesis, source position) pair at every step. The identity is
   exact; in float32 its result stays within 2e-7 of tanh. The backward is tanh's own, 1 - tanh(x)^2.
-- float32 with AVX512 kernels: torch's tanh, which is 3.4x *faster* than the identity there (Intel
-  Xeon: 1.3M floats 0.68 ms against 2.34 ms, one thread).
+- float32 with AVX512 kernels on an AMD processor: the identity too. torch's AVX512 tanh is slow
+  there (AMD EPYC, family 26, 2 threads: 4M floats 7.8 ms through ``tanh``, 2.7 ms through the
+  identity; the alignment model's tanh, forward and backward, was 16% of a paper-size step).
+- float32 with AVX512 kernels elsewhere: torch's tanh, which is 3.4x *faster* than the identity on
+  an Intel Xeon (1.3M floats 0.68 ms against 2.34 ms, one thread).
 - bfloat16 and float16 on the CPU: torch's half-precision tanh is 5.5x slower than its float32
-  one (3.75 against 0.68 ms), so the tanh is taken in float32 from the upcast input. Under autocast
+  one on the Xeon (3.75 against 0.68 ms), so the tanh is taken in float32 from the upcast input,
+  by the route above. Under autocast
   (``precision.py``) the float32 result is returned, for the float32 state update and the
   products that cast it anyway; without autocast (a model converted to half) it is cast back.
 - other devices: ``torch.tanh``.
 """
+from functools import cache
+from pathlib import Path
+
 import torch
 from torch import Tensor
 
@@ -49,8 +56,22 @@ def tanh(x: Tensor) -> Tensor:
     if x.device.type != "cpu":
         return torch.tanh(x)
     if x.dtype in HALF_DTYPES:
-        y = torch.tanh(x.float())
+        y = tanh(x.float())
         return y if torch.is_autocast_enabled("cpu") else y.to(x.dtype)
-    if torch.backends.cpu.get_cpu_capability() == "AVX2":
+    if sigmoid_route_is_faster():
         return sigmoid_route(x)
     return torch.tanh(x)
+
+
+@cache
+def sigmoid_route_is_faster() -> bool:
+    """Where float32 tanh is faster as 2 sigmoid(2x) - 1 (above): torch's AVX2 kernels, or an AMD
+    processor (``vendor_id`` in /proc/cpuinfo; elsewhere the kernels decide alone)."""
+    return torch.backends.cpu.get_cpu_capability() == "AVX2" or cpu_vendor() == "AuthenticAMD"
+
+
+def cpu_vendor() -> str:
+    """The processor's vendor_id, or "" where /proc/cpuinfo does not say."""
+    cpuinfo = Path("/proc/cpuinfo")
+    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
+    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith("vendor_id")), "")

@@ -2,6 +2,7 @@
 import pytest
 import torch
 
+from rnnsearch_plugin.speed import activations
 from rnnsearch_plugin.speed.activations import sigmoid_route, tanh
 
 
@@ -27,7 +28,32 @@ def test_sigmoid_route_to_tanh_matches_torch_tanh_and_its_gradient(dtype, atol):
 def test_half_precision_tanh_is_float32_tanh(dtype):
     """On the CPU a half-precision tanh is taken in float32: float32 under autocast, else cast back."""
     x = torch.linspace(-5, 5, 1001).to(dtype)
-    expected = torch.tanh(x.float())
+    expected = tanh(x.float())  # this processor's float32 route, within 2.5e-7 of torch.tanh (above)
     assert torch.equal(tanh(x), expected.to(dtype))
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert torch.equal(tanh(x), expected)
+
+
+@pytest.mark.parametrize("capability,vendor,identity", [
+    ("AVX2", "GenuineIntel", True), ("AVX2", "AuthenticAMD", True),
+    ("AVX512", "AuthenticAMD", True), ("AVX512", "GenuineIntel", False), ("AVX512", "", False),
+])
+def test_float32_tanh_takes_the_route_measured_faster_on_the_processor(monkeypatch, capability, vendor, identity):
+    """The sigmoid identity where torch's kernels are AVX2 ones or the processor is an AMD one (its
+    AVX512 tanh is slow there too), torch's tanh on other AVX512 processors; half inputs alike."""
+    monkeypatch.setattr(activations, "cpu_vendor", lambda: vendor)
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: capability)
+    activations.sigmoid_route_is_faster.cache_clear()
+    calls = []
+    monkeypatch.setattr(activations, "sigmoid_tanh", lambda x: calls.append(x.dtype) or torch.tanh(x))
+    try:
+        for dtype in (torch.float32, torch.bfloat16):
+            tanh(torch.linspace(-3, 3, 7, dtype=dtype))
+    finally:
+        activations.sigmoid_route_is_faster.cache_clear()
+    assert calls == ([torch.float32, torch.float32] if identity else [])
+
+
+def test_cpu_vendor_is_the_bare_vendor_id():
+    """Linux x86 machines (CI's included) name their vendor; elsewhere the answer is empty."""
+    assert activations.cpu_vendor() in {"AuthenticAMD", "GenuineIntel", ""}

@@ -28,7 +28,8 @@ Sections (``--sections``, default train,decode,paper,memory):
           FLOP/s from ``rnnsearch_plugin/speed/flops.py`` (A.2 term by term, x3 for the backward
           pass) against the best large matmul of the step's dtype in the same process; float32
           with cross_entropy (the plugin before chunked_cross_entropy and --amp),
-          then with chunked_cross_entropy, in float32 and bfloat16.
+          then with chunked_cross_entropy, in float32 and bfloat16; every variant alternated
+          ``--paper-repeats`` times, medians.
   memory  peak memory of one training step (glibc with MALLOC_MMAP_THRESHOLD_=65536), against
           sentence length at a fixed number of sentences, rnnsearch_small and rnnencdec_small
           (8,000-word vocabularies), with cross_entropy and with chunked_cross_entropy; and of
@@ -39,6 +40,10 @@ Sections (``--sections``, default train,decode,paper,memory):
 
 Every section runs with the allocator settings of the benchmark's own environment; the
 report's header names them.
+
+``--baseline DIR`` (a checkout of an earlier commit: ``git worktree add DIR REV``) adds that code's
+float32 cross_entropy steps to the paper and memory sections, measured by its own benchmark.py
+with its own plugin in the same run, for targets stated against the code of an earlier day.
 """
 import argparse
 import json
@@ -185,8 +190,9 @@ def counted_flops_per_token(step: Callable[[], int]) -> float:
 def synthetic_step(arch: str, vocab: int, sentences: int, length: int, device: str, dtype: str = "float32",
                    criterion: str = "cross_entropy") -> tuple[Callable[[], int], Any]:
     """A training step of ``arch`` on random sentence pairs (T_x = T_y = length) with the paper's
-    Adadelta and gradient rescaling (B.2) and the cost per sentence; returns (step, model). On a CPU
-    bfloat16 is the plugin's --amp; on a GPU, autocast as fairseq's --amp."""
+    Adadelta and gradient rescaling (B.2: ``--optimizer rnnsearch_adadelta``, as fairseq's trainer
+    calls it) and the cost per sentence; returns (step, model). On a CPU bfloat16 is the plugin's
+    --amp; on a GPU, autocast as fairseq's --amp."""
     from argparse import Namespace
     from types import SimpleNamespace
 
@@ -195,7 +201,10 @@ def synthetic_step(arch: str, vocab: int, sentences: int, length: int, device: s
     from fairseq.data import Dictionary
     from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
+    from omegaconf import OmegaConf
+
     from rnnsearch_plugin.criterions.chunked_cross_entropy import ChunkedCrossEntropyCriterion
+    from rnnsearch_plugin.optim.rnnsearch_adadelta import PaperAdadelta, PaperAdadeltaConfig
 
     dictionary = Dictionary()
     for index in range(vocab):
@@ -207,7 +216,7 @@ def synthetic_step(arch: str, vocab: int, sentences: int, length: int, device: s
     model.set_cpu_bfloat16(device == "cpu" and dtype == "bfloat16")
     loss_of = {"cross_entropy": CrossEntropyCriterion, "chunked_cross_entropy": ChunkedCrossEntropyCriterion}[criterion](
         task, sentence_avg=True)
-    optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0, rho=0.95, eps=1e-6)
+    optimizer = PaperAdadelta(OmegaConf.structured(PaperAdadeltaConfig(lr=[1.0], clip_norm=1.0)), model.parameters())
     generator = torch.Generator().manual_seed(0)
     source, target = (torch.randint(4, len(dictionary), (sentences, length), generator=generator).to(device)
                       for _ in range(2))
@@ -221,7 +230,7 @@ def synthetic_step(arch: str, vocab: int, sentences: int, length: int, device: s
             loss, sample_size, _ = loss_of(model, sample)
         optimizer.zero_grad()
         (loss / sample_size).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.clip_grad_norm(1.0)
         optimizer.step()
         return target.numel()
 
@@ -275,9 +284,13 @@ WORKERS = {"train": train_worker, "paper": paper_worker, "memory": memory_worker
 
 # --------------------------------------------------------------------------- orchestration
 
-def run_worker(kind: str, job: dict[str, Any], env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run one measurement in a fresh process (with ``env``, default: this process's)."""
-    command = [sys.executable, __file__, "--worker", kind, json.dumps(job)]
+def run_worker(kind: str, job: dict[str, Any], env: dict[str, str] | None = None, tree: Path | None = None) -> dict[str, Any]:
+    """Run one measurement in a fresh process (with ``env``, default: this process's), by this script
+    or, with ``tree`` (``--baseline``), by that checkout's own benchmark.py with its own plugin."""
+    script, env = __file__, dict(os.environ if env is None else env)
+    if tree is not None:
+        script, env["PYTHONPATH"] = str(tree / "scripts" / "benchmark.py"), os.pathsep.join([str(tree), env.get("PYTHONPATH", "")])
+    command = [sys.executable, script, "--worker", kind, json.dumps(job)]
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         raise SystemExit(f"benchmark: the {kind} worker failed ({result.returncode}):\n{result.stderr[-3000:]}")
@@ -370,15 +383,27 @@ def decode_section(opts: argparse.Namespace, checkpoints: Path) -> dict[str, Any
             "options": {name: " ".join(options) for name, (_, options) in DECODERS.items()}}
 
 
+def paper_variants(opts: argparse.Namespace) -> list[tuple[str, tuple[str, str, str], Path | None]]:
+    """(row name, (arch, dtype, criterion), tree): ours, then with ``--baseline`` that code's float32
+    steps (cross_entropy: it may predate chunked_cross_entropy and --amp)."""
+    ours = [(" ".join(variant), variant, None) for variant in PAPER]
+    if opts.baseline is None:
+        return ours
+    archs = dict.fromkeys(arch for arch, _, _ in PAPER)
+    return ours + [(f"{arch} float32 cross_entropy at {opts.baseline_commit}", (arch, "float32", "cross_entropy"),
+                    opts.baseline) for arch in archs]
+
+
 def paper_section(opts: argparse.Namespace) -> dict[str, Any]:
-    rows = {}
-    for arch, dtype, criterion in PAPER:
-        job = {"arch": arch, "vocab": 30_000, "sentences": 80, "length": 50, "device": opts.device,
-               "warmup": 1, "updates": opts.paper_updates, "dtype": dtype, "criterion": criterion}
-        name = f"{arch} {dtype} {criterion}"
-        rows[name] = run_worker("paper", job)
-        print(f"| paper {name}: {rows[name]}", flush=True)
-    return rows
+    """Every variant (and the baseline's) alternated ``--paper-repeats`` times, each in its own process."""
+    runs: dict[str, list[dict[str, float]]] = {}
+    for repeat in range(opts.paper_repeats):
+        for name, (arch, dtype, criterion), tree in paper_variants(opts):
+            job = {"arch": arch, "vocab": 30_000, "sentences": 80, "length": 50, "device": opts.device,
+                   "warmup": 1, "updates": opts.paper_updates, "dtype": dtype, "criterion": criterion}
+            runs.setdefault(name, []).append(run_worker("paper", job, tree=tree))
+            print(f"| paper {name} run {repeat + 1}: {runs[name][-1]}", flush=True)
+    return {"runs": runs, "baseline": baseline_record(opts)}
 
 
 def glibc_defaults() -> dict[str, str]:
@@ -398,24 +423,35 @@ def memory_section(opts: argparse.Namespace) -> dict[str, Any]:
     """Peak memory of one step, with the allocator setting under which the process's peak follows
     what its tensors hold (kept memory adds the heap's fragmentation to it)."""
     rows: dict[str, dict[str, float]] = {}
-    for arch in ("rnnsearch_small", "rnnencdec_small"):
-        for criterion in ("cross_entropy", "chunked_cross_entropy"):
-            name = f"{arch} {criterion}"
-            rows[name] = {}
-            for length in opts.lengths:
-                job = {"arch": arch, "vocab": 8000, "sentences": opts.memory_sentences, "length": length,
-                       "device": opts.device, "criterion": criterion}
-                rows[name][str(length)] = run_worker("memory", job, tensor_following_allocator())["peak_mb"]
-                print(f"| memory {name} length {length}: {rows[name][str(length)]:.0f} MB", flush=True)
+    small = [(f"{arch} {criterion}", arch, criterion, None)
+             for arch in ("rnnsearch_small", "rnnencdec_small") for criterion in ("cross_entropy", "chunked_cross_entropy")]
+    if opts.baseline is not None:
+        small += [(f"{arch} cross_entropy at {opts.baseline_commit}", arch, "cross_entropy", opts.baseline)
+                  for arch in ("rnnsearch_small", "rnnencdec_small")]
+    for name, arch, criterion, tree in small:
+        rows[name] = {}
+        for length in opts.lengths:
+            job = {"arch": arch, "vocab": 8000, "sentences": opts.memory_sentences, "length": length,
+                   "device": opts.device, "criterion": criterion}
+            rows[name][str(length)] = run_worker("memory", job, tensor_following_allocator(), tree)["peak_mb"]
+            print(f"| memory {name} length {length}: {rows[name][str(length)]:.0f} MB", flush=True)
     paper = {}
-    for arch, dtype, criterion in PAPER:
+    for name, (arch, dtype, criterion), tree in paper_variants(opts):
         job = {"arch": arch, "vocab": 30_000, "sentences": 80, "length": 50, "device": opts.device,
                "dtype": dtype, "criterion": criterion}
-        name = f"{arch} {dtype} {criterion}"
-        paper[name] = run_worker("memory", job, tensor_following_allocator())
+        paper[name] = run_worker("memory", job, tensor_following_allocator(), tree)
         print(f"| memory {name} 80 x 50: {paper[name]}", flush=True)
     return {"sentences": opts.memory_sentences, "peak_mb": rows, "paper_peak_mb": paper,
-            "allocator": allocator_settings(tensor_following_allocator())}
+            "allocator": allocator_settings(tensor_following_allocator()), "baseline": baseline_record(opts)}
+
+
+def baseline_record(opts: argparse.Namespace) -> dict[str, str] | None:
+    """The ``--baseline`` checkout's commit and subject, as the report names it."""
+    if opts.baseline is None:
+        return None
+    subject = subprocess.run(["git", "-C", str(opts.baseline), "log", "-1", "--format=%s (%ad)", "--date=short"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    return {"commit": opts.baseline_commit, "subject": subject}
 
 
 # --------------------------------------------------------------------------- report
@@ -489,33 +525,22 @@ def markdown(results: dict[str, Any]) -> str:
         lines += markdown_table(["beam", "model", "options", "sentences/s (median)", f"vs {PEER}: median (min-max)"],
                                 rows) + [""]
     if "paper" in results:
-        lines += ["## Paper size: 30,000-word vocabularies, 80 pairs of length 50, Adadelta + clipping", "",
-                  "MFU against the matmul peak of the step's dtype, measured in the same process; the speed-up "
-                  "against the same architecture in float32 with cross_entropy (what the plugin did before "
-                  "chunked_cross_entropy and --amp).", ""]
-        paper = results["paper"]
-        rows = []
-        for name, r in paper.items():
-            baseline = paper.get(f"{name.split()[0]} float32 cross_entropy", r)
-            rows.append([f"`{name}`", f"{r['seconds_per_update']:.2f}", f"{baseline['seconds_per_update'] / r['seconds_per_update']:.2f}",
-                         f"{r['wps']:.0f}", f"{r['model_flops_per_second'] / 1e9:.1f}",
-                         f"{r['matmul_flops_per_second'] / 1e9:.1f}", f"{100 * r['mfu']:.0f}%"])
-        lines += markdown_table(["model, dtype, criterion", "s/update", "speed-up", "target tokens/s", "model GFLOP/s",
-                                 "matmul GFLOP/s", "MFU"], rows) + [""]
+        lines += paper_markdown(results["paper"])
     if "memory" in results:
         memory = results["memory"]
         lengths = list(next(iter(memory["peak_mb"].values())))
         lines += [f"## Peak memory (MB) of one training step, {memory['sentences']} sentence pairs", "",
                   f"The process's peak resident memory under `{memory.get('allocator', 'glibc defaults')}`, where it "
                   "follows what the tensors hold (with kept memory it adds the heap's fragmentation; under glibc's "
-                  "defaults it moves with the order of earlier frees).", ""]
+                  "defaults it moves with the order of earlier frees).", *baseline_sentence(memory.get("baseline")), ""]
         rows = [[f"`{arch}`", *(f"{per_length[n]:.0f}" for n in lengths)] for arch, per_length in memory["peak_mb"].items()]
         lines += markdown_table(["model \\ length", *lengths], rows) + [""]
         if "paper_peak_mb" in memory:
             lines += ["Paper size, 80 pairs of length 50, 30,000-word vocabularies: the process's peak, and the step's "
                       "own (the peak less what the process held before the step: weights, gradients, Adadelta's "
                       "state, the criterion's kept buffers).", ""]
-            rows = [[f"`{name}`", f"{r['peak_mb']:.0f}", f"{r['step_mb']:.0f}"] for name, r in memory["paper_peak_mb"].items()]
+            rows = [[f"`{name}`", f"{r['peak_mb']:.0f}", f"{r['step_mb']:.0f}" if "step_mb" in r else "-"]  # a baseline may not say
+                    for name, r in memory["paper_peak_mb"].items()]
             lines += markdown_table(["model, dtype, criterion", "peak memory MB", "the step's own MB"], rows) + [""]
     if "allocator" in results:
         allocator = results["allocator"]
@@ -532,6 +557,42 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def paper_markdown(paper: dict[str, Any]) -> list[str]:
+    """The paper section's table: medians over alternated runs, and each ratio's median (min-max)."""
+    from rnnsearch_plugin.analysis.markdown import markdown_table
+
+    runs = paper.get("runs") or {name: [r] for name, r in paper.items()}  # runs 1-10: one run, no "runs"
+    baseline, repeats = paper.get("baseline"), len(next(iter(runs.values())))
+    lines = ["## Paper size: 30,000-word vocabularies, 80 pairs of length 50, Adadelta + clipping", "",
+             f"Each variant ran {repeats} time{'s' * (repeats != 1)}, alternated with the others; medians. MFU against the matmul peak of the "
+             "step's dtype, measured in the same process; the speed-up against the same architecture in float32 "
+             "with cross_entropy (what the plugin did before chunked_cross_entropy and --amp)"
+             + (", and against that of the baseline." if baseline else "."), *baseline_sentence(baseline), ""]
+    columns = ["model, dtype, criterion", "s/update (median)", "speed-up: median (min-max)"]
+    if baseline:
+        columns.append(f"vs {baseline['commit']}: median (min-max)")
+    rows = []
+    for name, variant_runs in runs.items():
+        arch = name.split()[0]
+        peers = [runs[f"{arch} float32 cross_entropy"]]
+        if baseline:
+            peers.append(runs[f"{arch} float32 cross_entropy at {baseline['commit']}"])
+        ratios = [speed_cells([r["wps"] for r in variant_runs], [r["wps"] for r in peer], 0)[1] for peer in peers]
+        median = {key: statistics.median(r[key] for r in variant_runs)
+                  for key in ("seconds_per_update", "wps", "model_flops_per_second", "matmul_flops_per_second", "mfu")}
+        rows.append([f"`{name}`", f"{median['seconds_per_update']:.2f}", *ratios, f"{median['wps']:.0f}",
+                     f"{median['model_flops_per_second'] / 1e9:.1f}", f"{median['matmul_flops_per_second'] / 1e9:.1f}",
+                     f"{100 * median['mfu']:.0f}%"])
+    return lines + markdown_table([*columns, "target tokens/s", "model GFLOP/s", "matmul GFLOP/s", "MFU"], rows) + [""]
+
+
+def baseline_sentence(baseline: dict[str, str] | None) -> list[str]:
+    if not baseline:
+        return []
+    return ["", f"Baseline (`--baseline`): commit {baseline['commit']}, \"{baseline['subject']}\", measured by its own "
+                "benchmark.py with its own plugin in the same run."]
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, help="binarized Multi30k En->Fr (prepare_data.py OUT/bin)")
@@ -546,6 +607,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--gen-batch-size", type=int, default=64)
     parser.add_argument("--decode-length", type=int, default=20)
     parser.add_argument("--paper-updates", type=int, default=3)
+    parser.add_argument("--paper-repeats", type=int, default=3, help="alternated runs of each paper-size variant")
+    parser.add_argument("--baseline", type=Path, metavar="DIR",
+                        help="a checkout of an earlier commit (git worktree add DIR REV): the paper and memory "
+                             "sections also measure its float32 cross_entropy steps, with its own benchmark.py")
     parser.add_argument("--lengths", type=lambda s: [int(n) for n in s.split(",")], default=[10, 20, 40, 60, 80, 100])
     parser.add_argument("--memory-sentences", type=int, default=64)
     parser.add_argument("--update", action="store_true",
@@ -555,6 +620,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     unknown = set(opts.sections) - set(SECTIONS)
     if unknown:
         parser.error(f"unknown sections {sorted(unknown)}: choose from {','.join(SECTIONS)}")
+    if opts.baseline is not None:
+        if not (opts.baseline / "scripts" / "benchmark.py").exists():
+            parser.error(f"--baseline {opts.baseline}: no scripts/benchmark.py there; give a checkout of this repository")
+        opts.baseline_commit = subprocess.run(["git", "-C", str(opts.baseline), "rev-parse", "--short", "HEAD"],
+                                              capture_output=True, text=True, check=True).stdout.strip()
     if {"train", "decode", "allocator"} & set(opts.sections) and not (opts.data and (opts.data / "dict.en.txt").exists()):
         parser.error("--data must be a binarized Multi30k En->Fr folder (prepare_data.py multi30k ... OUT/bin)")
     return opts

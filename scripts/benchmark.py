@@ -216,7 +216,8 @@ def synthetic_step(arch: str, vocab: int, sentences: int, length: int, device: s
     model.set_cpu_bfloat16(device == "cpu" and dtype == "bfloat16")
     loss_of = {"cross_entropy": CrossEntropyCriterion, "chunked_cross_entropy": ChunkedCrossEntropyCriterion}[criterion](
         task, sentence_avg=True)
-    optimizer = PaperAdadelta(OmegaConf.structured(PaperAdadeltaConfig(lr=[1.0], clip_norm=1.0)), model.parameters())
+    appendix_b2 = OmegaConf.structured(PaperAdadeltaConfig(lr=[1.0], clip_norm=1.0))
+    optimizer = PaperAdadelta(appendix_b2, model.parameters())
     generator = torch.Generator().manual_seed(0)
     source, target = (torch.randint(4, len(dictionary), (sentences, length), generator=generator).to(device)
                       for _ in range(2))
@@ -226,9 +227,9 @@ def synthetic_step(arch: str, vocab: int, sentences: int, length: int, device: s
     autocast = torch.autocast(device, dtype=getattr(torch, dtype), enabled=device != "cpu" and dtype != "float32")
 
     def step() -> int:
+        optimizer.zero_grad()  # first, as fairseq's Trainer.train_step: the last step's gradients are freed
         with autocast:
             loss, sample_size, _ = loss_of(model, sample)
-        optimizer.zero_grad()
         (loss / sample_size).backward()
         optimizer.clip_grad_norm(1.0)
         optimizer.step()
@@ -284,12 +285,14 @@ WORKERS = {"train": train_worker, "paper": paper_worker, "memory": memory_worker
 
 # --------------------------------------------------------------------------- orchestration
 
-def run_worker(kind: str, job: dict[str, Any], env: dict[str, str] | None = None, tree: Path | None = None) -> dict[str, Any]:
+def run_worker(kind: str, job: dict[str, Any], env: dict[str, str] | None = None,
+               tree: Path | None = None) -> dict[str, Any]:
     """Run one measurement in a fresh process (with ``env``, default: this process's), by this script
     or, with ``tree`` (``--baseline``), by that checkout's own benchmark.py with its own plugin."""
     script, env = __file__, dict(os.environ if env is None else env)
     if tree is not None:
-        script, env["PYTHONPATH"] = str(tree / "scripts" / "benchmark.py"), os.pathsep.join([str(tree), env.get("PYTHONPATH", "")])
+        script = str(tree / "scripts" / "benchmark.py")
+        env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")])
     command = [sys.executable, script, "--worker", kind, json.dumps(job)]
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
@@ -423,8 +426,8 @@ def memory_section(opts: argparse.Namespace) -> dict[str, Any]:
     """Peak memory of one step, with the allocator setting under which the process's peak follows
     what its tensors hold (kept memory adds the heap's fragmentation to it)."""
     rows: dict[str, dict[str, float]] = {}
-    small = [(f"{arch} {criterion}", arch, criterion, None)
-             for arch in ("rnnsearch_small", "rnnencdec_small") for criterion in ("cross_entropy", "chunked_cross_entropy")]
+    small = [(f"{arch} {criterion}", arch, criterion, None) for arch in ("rnnsearch_small", "rnnencdec_small")
+             for criterion in ("cross_entropy", "chunked_cross_entropy")]
     if opts.baseline is not None:
         small += [(f"{arch} cross_entropy at {opts.baseline_commit}", arch, "cross_entropy", opts.baseline)
                   for arch in ("rnnsearch_small", "rnnencdec_small")]
@@ -539,8 +542,8 @@ def markdown(results: dict[str, Any]) -> str:
             lines += ["Paper size, 80 pairs of length 50, 30,000-word vocabularies: the process's peak, and the step's "
                       "own (the peak less what the process held before the step: weights, gradients, Adadelta's "
                       "state, the criterion's kept buffers).", ""]
-            rows = [[f"`{name}`", f"{r['peak_mb']:.0f}", f"{r['step_mb']:.0f}" if "step_mb" in r else "-"]  # a baseline may not say
-                    for name, r in memory["paper_peak_mb"].items()]
+            rows = [[f"`{name}`", f"{r['peak_mb']:.0f}", f"{r['step_mb']:.0f}" if "step_mb" in r else "-"]
+                    for name, r in memory["paper_peak_mb"].items()]  # a baseline's worker may not measure the latter
             lines += markdown_table(["model, dtype, criterion", "peak memory MB", "the step's own MB"], rows) + [""]
     if "allocator" in results:
         allocator = results["allocator"]
@@ -564,8 +567,8 @@ def paper_markdown(paper: dict[str, Any]) -> list[str]:
     runs = paper.get("runs") or {name: [r] for name, r in paper.items()}  # runs 1-10: one run, no "runs"
     baseline, repeats = paper.get("baseline"), len(next(iter(runs.values())))
     lines = ["## Paper size: 30,000-word vocabularies, 80 pairs of length 50, Adadelta + clipping", "",
-             f"Each variant ran {repeats} time{'s' * (repeats != 1)}, alternated with the others; medians. MFU against the matmul peak of the "
-             "step's dtype, measured in the same process; the speed-up against the same architecture in float32 "
+             f"Each variant ran {repeats} time{'s' * (repeats != 1)}, alternated with the others; medians. "
+             "MFU against the matmul peak of the step's dtype, measured in the same process; the speed-up against the same architecture in float32 "
              "with cross_entropy (what the plugin did before chunked_cross_entropy and --amp)"
              + (", and against that of the baseline." if baseline else "."), *baseline_sentence(baseline), ""]
     columns = ["model, dtype, criterion", "s/update (median)", "speed-up: median (min-max)"]

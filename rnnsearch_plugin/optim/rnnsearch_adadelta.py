@@ -8,10 +8,10 @@ the L2 norm of the whole gradient rescaled to the threshold (1) whenever it exce
     x_{t+1}   = x_t + lr * dx_t                (lr = 1.0: plain Adadelta)
 
 ``torch.optim.Adadelta`` computes exactly these updates; on the CPU they run a block of values at a
-time (``speed/adadelta.py``: the same operations and state, so checkpoints interchange). fairseq's ``--clip-norm`` scales by
-max_norm / (||g|| + 1e-6), so a clipped gradient ends up slightly below the threshold;
-``clip_grad_norm`` here rescales to exactly max_norm / ||g||, as B.2 says. Use it as
-``--optimizer rnnsearch_adadelta --lr 1.0 --lr-scheduler fixed --clip-norm 1.0``: without the
+time (``speed/adadelta.py``: the same operations and state, so checkpoints interchange). fairseq's
+``--clip-norm`` scales by max_norm / (||g|| + 1e-6), so a clipped gradient ends up slightly below
+the threshold; ``clip_grad_norm`` here rescales to exactly max_norm / ||g||, as B.2 says. Use it
+as ``--optimizer rnnsearch_adadelta --lr 1.0 --lr-scheduler fixed --clip-norm 1.0``: without the
 last two fairseq's defaults apply (``--lr 0.25``, no clipping), which is not B.2, and the
 optimizer says so in one warning line at start-up.
 """

@@ -471,9 +471,10 @@ def environment(device: str) -> dict[str, str]:
     import fairseq
     import torch
 
-    cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
-    cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), platform.processor())
-    flags = set(next((line.split(":", 1)[1].split() for line in cpuinfo if line.startswith("flags")), []))
+    from rnnsearch_plugin.speed.activations import cpuinfo_field
+
+    cpu = cpuinfo_field("model name") or platform.processor()
+    flags = set(cpuinfo_field("flags").split())
     described = torch.cuda.get_device_name() if device == "cuda" else f"{cpu}, {os.cpu_count()} cores"
     return {"device": described, "isa_flags": " ".join(f for f in ISA_FLAGS if f in flags) or "none of " + ", ".join(ISA_FLAGS),
             "torch": torch.__version__, "fairseq": fairseq.__version__,
@@ -568,8 +569,9 @@ def paper_markdown(paper: dict[str, Any]) -> list[str]:
     baseline, repeats = paper.get("baseline"), len(next(iter(runs.values())))
     lines = ["## Paper size: 30,000-word vocabularies, 80 pairs of length 50, Adadelta + clipping", "",
              f"Each variant ran {repeats} time{'s' * (repeats != 1)}, alternated with the others; medians. "
-             "MFU against the matmul peak of the step's dtype, measured in the same process; the speed-up against the same architecture in float32 "
-             "with cross_entropy (what the plugin did before chunked_cross_entropy and --amp)"
+             "MFU against the matmul peak of the step's dtype, measured in the same process; the speed-up "
+             "against the same architecture in float32 with cross_entropy (what the plugin did before "
+             "chunked_cross_entropy and --amp)"
              + (", and against that of the baseline." if baseline else "."), *baseline_sentence(baseline), ""]
     columns = ["model, dtype, criterion", "s/update (median)", "speed-up: median (min-max)"]
     if baseline:

@@ -67,11 +67,12 @@ def tanh(x: Tensor) -> Tensor:
 def sigmoid_route_is_faster() -> bool:
     """Where float32 tanh is faster as 2 sigmoid(2x) - 1 (above): torch's AVX2 kernels, or an AMD
     processor (``vendor_id`` in /proc/cpuinfo; elsewhere the kernels decide alone)."""
-    return torch.backends.cpu.get_cpu_capability() == "AVX2" or cpu_vendor() == "AuthenticAMD"
+    return torch.backends.cpu.get_cpu_capability() == "AVX2" or cpuinfo_field("vendor_id") == "AuthenticAMD"
 
 
-def cpu_vendor() -> str:
-    """The processor's vendor_id, or "" where /proc/cpuinfo does not say."""
+def cpuinfo_field(key: str) -> str:
+    """The first processor's ``key`` in /proc/cpuinfo (``vendor_id``, ``model name``, ``flags``),
+    or "" where it does not say (no such file, or no such key)."""
     cpuinfo = Path("/proc/cpuinfo")
     lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
-    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith("vendor_id")), "")
+    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith(key)), "")

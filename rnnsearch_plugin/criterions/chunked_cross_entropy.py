@@ -39,7 +39,7 @@ from torch import Tensor, nn
 
 from ..fairseq_fixes.cli_errors import UserInputError
 
-CHUNK_SIZE = 512  # target positions per chunk when --output-chunk-size is 0
+CHUNK_SIZE = 512  # target positions per chunk, --output-chunk-size's default
 ROW_STEP = 256  # the last chunk's products take its rows rounded up to a multiple of this (``padded_length``)
 
 

@@ -75,4 +75,5 @@ def cpuinfo_field(key: str) -> str:
     or "" where it does not say (no such file, or no such key)."""
     cpuinfo = Path("/proc/cpuinfo")
     lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
-    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith(key)), "")
+    fields = (line.split(":", 1) for line in lines if ":" in line)
+    return next((value.strip() for name, value in fields if name.strip() == key), "")

@@ -58,3 +58,11 @@ def test_cpuinfo_field_is_the_bare_value():
     """Linux x86 machines (CI's included) name their vendor; elsewhere the answer is empty."""
     assert activations.cpuinfo_field("vendor_id") in {"AuthenticAMD", "GenuineIntel", ""}
     assert activations.cpuinfo_field("no such key") == ""
+
+
+@pytest.mark.skipif(activations.cpuinfo_field("vendor_id") == "", reason="no x86 /proc/cpuinfo here")
+def test_cpuinfo_field_matches_the_whole_key():
+    """x86's /proc/cpuinfo has "cpu family" and "cpu MHz" but no "cpu"; "model" and "model name"
+    are two fields."""
+    assert activations.cpuinfo_field("cpu") == ""
+    assert activations.cpuinfo_field("model").isdigit() and not activations.cpuinfo_field("model name").isdigit()

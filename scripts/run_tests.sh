@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up, then run the test suite (244 tests, about 10 minutes on 2 cores). Extra arguments go to pytest.
+# Set up, then run the test suite (247 tests, about 10 minutes on 2 cores). Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

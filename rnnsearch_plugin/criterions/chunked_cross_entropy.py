@@ -196,6 +196,9 @@ class ChunkedCrossEntropyCriterion(FairseqCriterion):
     def __init__(self, task: Any, sentence_avg: bool, label_smoothing: float = 0.0,
                  output_chunk_size: int = CHUNK_SIZE) -> None:
         super().__init__(task)
+        if output_chunk_size < 1:
+            raise UserInputError(f"--output-chunk-size {output_chunk_size}: a chunk needs at least one target position; "
+                                 f"leave it out for the default ({CHUNK_SIZE})")
         self.sentence_avg = sentence_avg
         self.smoothing = label_smoothing
         self.compute = functools.partial(chunked_output_loss, chunk_size=output_chunk_size,

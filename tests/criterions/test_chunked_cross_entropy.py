@@ -163,3 +163,11 @@ def test_refuses_a_decoder_without_one_output_layer():
     model.decoder.fc_out = None  # as with --share-decoder-input-output-embed
     with pytest.raises(UserInputError, match="cross_entropy"):
         ChunkedCrossEntropyCriterion(task(), False)(model, sample())
+
+
+@pytest.mark.parametrize("size", [0, -1])
+def test_a_chunk_without_positions_is_refused_in_one_line(size):
+    """0 would divide by zero in padded_length, a negative size would make no chunk at all."""
+    with pytest.raises(UserInputError, match=rf"^--output-chunk-size {size}: .* default \(512\)$"):
+        ChunkedCrossEntropyCriterion(task(), False, 0.0, size)
+

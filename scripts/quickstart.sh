@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # The main job, from nothing to a translation: set up, prepare Multi30k En->Fr (sentencepiece),
-# train rnnsearch_small for a bounded CPU time, translate test_2016_flickr with beam search,
-# score it with sacreBLEU, translate one sentence through fairseq-interactive, and write the
-# paper's analyses (BLEU with and without <unk>, BLEU by length, alignments, AER) to WORK/report.
+# train rnnsearch_small for a fixed number of updates (capped in time), translate test_2016_flickr
+# with beam search, score it with sacreBLEU, translate one sentence through fairseq-interactive,
+# and write the paper's analyses (BLEU with and without <unk>, BLEU by length, alignments, AER) to
+# WORK/report.
 #
 #   MULTI30K_DIR=../shared/data/multi30k bash scripts/quickstart.sh
 #
+# Training is bounded by updates, so that every machine trains the same model, with a time cap, so
+# that a slow or busy machine still ends; a progress line a minute says how far it is, and the end
+# says how many updates it made against a free 2-core machine and whether the model falls short
+# (scripts/train_progress.py). Run it alone: it uses both cores (docs/training.md, "The quickstart").
+#
 # Environment: MULTI30K_DIR (local raw files; default: download from the official repository),
-# WORK (output folder, default work/quickstart), TRAIN_MINUTES (default 20), ARCH (default
+# WORK (output folder, default work/quickstart), MAX_UPDATE (default 2000), TRAIN_MINUTES (the time
+# cap, default 45; a rerun with the same WORK resumes where the last one stopped), ARCH (default
 # rnnsearch_small; rnnencdec_small for the baseline), BEAM (default 5), AMP (default 1: --amp,
 # bfloat16 products where the processor has them, else one line and float32; 0: float32),
 # ALIGNMENT_GOLD_DIR (default: alignment-gold beside MULTI30K_DIR).
@@ -16,7 +23,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 source scripts/activate.sh
 WORK=${WORK:-work/quickstart}
-TRAIN_MINUTES=${TRAIN_MINUTES:-20}
+MAX_UPDATE=${MAX_UPDATE:-2000}
+TRAIN_MINUTES=${TRAIN_MINUTES:-45}
 ARCH=${ARCH:-rnnsearch_small}
 BEAM=${BEAM:-5}
 PRECISION=()
@@ -27,14 +35,18 @@ CHECKPOINTS=$WORK/checkpoints/$ARCH
 echo "| 1/5 preparing Multi30k En->Fr in $DATA"
 python scripts/prepare_data.py multi30k --scheme spm --out "$DATA"
 
-echo "| 2/5 training $ARCH for $TRAIN_MINUTES minutes (best checkpoint by validation loss)"
+echo "| 2/5 training $ARCH for $MAX_UPDATE updates, at most $TRAIN_MINUTES minutes (best checkpoint by validation loss; every line in $CHECKPOINTS/train.log)"
 mkdir -p "$CHECKPOINTS"  # fairseq opens --log-file before it creates --save-dir
+PROGRESS=(--max-update "$MAX_UPDATE" --minutes "$TRAIN_MINUTES")
 fairseq-train "$DATA/bin" --user-dir rnnsearch_plugin --task translation -s en -t fr \
   --arch "$ARCH" --optimizer adam --lr 0.002 --lr-scheduler fixed --clip-norm 1.0 \
   --criterion chunked_cross_entropy --max-tokens 4000 "${PRECISION[@]}" \
-  --stop-time-hours "$(python -c "print($TRAIN_MINUTES / 60)")" --validate-interval-updates 500 \
+  --max-update "$MAX_UPDATE" --stop-time-hours "$(python -c "print($TRAIN_MINUTES / 60)")" --validate-interval-updates 500 \
   --save-dir "$CHECKPOINTS" --no-epoch-checkpoints --save-interval-updates 500 --keep-interval-updates 1 \
-  --log-interval 50 --num-workers 0 --data-buffer-size 0 --seed 1 --log-file "$CHECKPOINTS/train.log"
+  --log-format simple --log-interval 10 --num-workers 0 --data-buffer-size 0 --seed 1 --log-file "$CHECKPOINTS/train.log" 2>&1 \
+  | python scripts/train_progress.py watch "${PROGRESS[@]}"
+VERDICT=$(python scripts/train_progress.py summary "$CHECKPOINTS/train.log" "${PROGRESS[@]}" --arch "$ARCH")
+echo "$VERDICT"
 
 echo "| 3/5 translating test_2016_flickr (beam $BEAM) and scoring with sacreBLEU"
 fairseq-generate "$DATA/bin" --user-dir rnnsearch_plugin -s en -t fr --gen-subset test \
@@ -61,3 +73,5 @@ if [[ "$ARCH" == rnnsearch* ]]; then
     echo "| no alignment gold standard in $GOLD: set ALIGNMENT_GOLD_DIR for the AER"
   fi
 fi
+
+echo "$VERDICT"

@@ -204,3 +204,14 @@ def rnnencdec_checkpoint(multi30k, tmp_path_factory) -> Path:
 def hub(multi30k, checkpoint):
     """The Python API on the session's checkpoint, one per test module (tests change its state)."""
     return load(checkpoint, multi30k / "bin")
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """End the run by naming each skipped test and its reason, which says what would run it (a
+    command to install what it needs) or why it cannot run here (the processor lacks what it tests)."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if skipped:
+        terminalreporter.section(f"{len(skipped)} skipped: each, and what would run it")
+        for report in skipped:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            terminalreporter.line(f"{report.nodeid}: {reason.removeprefix('Skipped: ')}")

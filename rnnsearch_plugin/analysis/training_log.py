@@ -5,11 +5,14 @@ per sentence when the run used --sentence-avg (Appendix B.2's cost), else per ta
 """
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 from ..speed import precision
 
 FIELD = re.compile(r"(?:^|\| )(\w+) ([^|]+?)(?= \||$)")
+INNER_FIELD = re.compile(r"(\w+)=([^,\s]+)")  # fairseq's per-interval lines: 'loss=6.8, ups=1.2, num_updates=60, wall=50'
 DEVICE = re.compile(r"rank\s+\d+: capabilities = .*name = (.+?)\s*$")
 
 
@@ -46,3 +49,37 @@ def read_training_log(path: Path) -> dict:
         "train_nll": float(last["loss"]) * math.log(2),
         "dev_nll": min(float(v["loss"]) for v in valid) * math.log(2) if valid else None,
     }
+
+
+@dataclass
+class Progress:
+    """How far a fairseq-train run has come, from its log lines as they are written: the updates,
+    the training wall time (seconds, fairseq's ``wall``, which a resumed run carries on), the
+    latest updates per second (fairseq's ``ups`` over the last --log-interval), and the latest and
+    best validation losses (bits per token, or per sentence with --sentence-avg)."""
+
+    updates: int = 0
+    wall: float = 0.0
+    ups: Optional[float] = None
+    dev_loss: Optional[float] = None
+    best_dev_loss: Optional[float] = None
+
+    def read(self, line: str) -> None:
+        """Take what one line of the console or of the --log-file says."""
+        if "valid on 'valid'" in line and "| loss " in line:
+            self.dev_loss = float(fields(line)["loss"])
+            self.best_dev_loss = min(self.dev_loss, self.best_dev_loss or math.inf)
+            return
+        found = dict(INNER_FIELD.findall(line)) if "num_updates=" in line else (
+            fields(line) if "| train_wall " in line and "| num_updates " in line else {})
+        if "num_updates" in found:
+            self.updates = int(found["num_updates"])
+            self.wall = float(found.get("wall", self.wall))
+            self.ups = float(found["ups"]) if "ups" in found else self.ups
+
+    @classmethod
+    def of_log(cls, path: Path) -> "Progress":
+        progress = cls()
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            progress.read(line)
+        return progress

@@ -1,5 +1,5 @@
-"""What fairseq's commands log and print: each ``--log-file`` line once, and no hydra
-``version_base`` warning.
+"""What fairseq's commands log and print: each ``--log-file`` line once, no hydra
+``version_base`` warning, and neither of the two warnings that every fairseq command printed on a CPU.
 
 - ``fairseq.logging.progress_bar.progress_bar`` (fairseq 0.12.x) adds a ``logging.FileHandler``
   for ``--log-file`` to its module's logger every time it is called with one, and fairseq-train
@@ -14,6 +14,13 @@
   ``PYTHONWARNINGS`` filters, which still decide; every other warning shows as before.
   fairseq-hydra-train's first block comes from ``hydra.main``, before the plugin is loaded, and
   stays. Delete the filter once fairseq passes ``version_base`` to hydra.
+- On a machine without an accelerator, every fairseq command printed two warnings about fairseq's
+  own code that a user can do nothing about: torch's ``'pin_memory' argument is set as true but no
+  accelerator is found`` (fairseq's ``EpochBatchIterator`` always asks its ``DataLoader`` to pin)
+  and the ``FutureWarning`` that ``torch.cuda.amp.autocast(args...)`` is deprecated (fairseq's
+  ``FairseqTask.train_step`` enters it for every update, AMP or not). ``install`` ignores exactly
+  those two messages, after the user's own filters, as for hydra's. Delete each once fairseq pins
+  memory only on an accelerator, and calls ``torch.amp.autocast``.
 """
 import functools
 import logging
@@ -25,6 +32,10 @@ from fairseq.logging import progress_bar as progress_bars
 from .patching import wrap_once
 
 VERSION_BASE_WARNING = r"\s*The version_base parameter is not specified"
+FAIRSEQ_CPU_WARNINGS = (
+    (r"'pin_memory' argument is set as true but no accelerator is found", UserWarning),
+    (r"`torch\.cuda\.amp\.autocast\(args\.\.\.\)` is deprecated", FutureWarning),
+)
 
 
 def drop_repeated_file_handlers(logger: logging.Logger) -> None:
@@ -51,6 +62,7 @@ def logging_each_line_once(progress_bar: Callable[..., Any]) -> Callable[..., An
 
 
 def install() -> None:
-    """Wrap ``progress_bar.progress_bar``; ignore hydra's version_base warning."""
+    """Wrap ``progress_bar.progress_bar``; ignore hydra's version_base warning and the two CPU ones."""
     wrap_once(progress_bars, "progress_bar", logging_each_line_once)
-    warnings.filterwarnings("ignore", message=VERSION_BASE_WARNING, category=UserWarning, append=True)
+    for message, category in ((VERSION_BASE_WARNING, UserWarning), *FAIRSEQ_CPU_WARNINGS):
+        warnings.filterwarnings("ignore", message=message, category=category, append=True)

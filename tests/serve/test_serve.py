@@ -233,8 +233,8 @@ CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 @pytest.fixture(scope="module")
 def browser():
     if CHROMIUM is None or CHROMEDRIVER is None:
-        pytest.skip("headless Chromium is not installed (Debian's chromium and chromium-driver): run "
-                    "scripts/install_browser.sh to test the page in a browser")
+        pytest.skip("headless Chromium is not installed (Debian's chromium and chromium-driver): "
+                    "`sudo bash scripts/install_browser.sh` installs it")
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed: pip install '.[test]'")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM

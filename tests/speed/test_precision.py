@@ -22,8 +22,8 @@ UPDATES = 200
 VOCAB = 40
 needs_bfloat16 = pytest.mark.skipif(
     not precision.bfloat16_supported(),
-    reason="this processor has no bfloat16 arithmetic (AVX512-BF16 or AMX), where --amp keeps float32 "
-           "(test_without_bfloat16_arithmetic_the_model_keeps_float32 checks that)")
+    reason="cannot run here: this processor has no bfloat16 arithmetic (AVX512-BF16 or AMX), where --amp keeps "
+           "float32 (test_without_bfloat16_arithmetic_the_model_keeps_float32 checks that); it runs on one that has")
 
 
 def small_model(kind: str, device: str, spread: float = 0.0) -> torch.nn.Module:

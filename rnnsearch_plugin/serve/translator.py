@@ -91,17 +91,21 @@ def alignment(model: RNNSearchHubInterface, item: Any, source: torch.Tensor, tar
                           "weights": [[round(float(value), DIGITS) for value in row] for row in matrix]}}
 
 
-def describe(model: RNNSearchHubInterface, checkpoint: Path, data: Path) -> dict[str, Any]:
-    """/health: the model, its architecture, whether it attends, its dictionaries and subwords."""
+def describe(model: RNNSearchHubInterface, checkpoint: Path, data: Path, paths: bool = False) -> dict[str, Any]:
+    """/health: the model, its architecture, whether it attends, its dictionaries and subwords. The
+    checkpoint and dictionaries are named by file name, which any client may read; their absolute
+    paths, which tell a client about the server's file system, only when ``paths`` asks for them
+    (rnnsearch-serve --health-paths)."""
     task = model.cfg.task
+    shown = str if paths else (lambda path: path.name)
     return {
         "status": "ok",
-        "checkpoint": str(checkpoint),
+        "checkpoint": shown(checkpoint),
         "architecture": getattr(model.cfg.model, "arch", None) or getattr(model.cfg.model, "_name", None),
         "attention": bool(model.models[0].attentive),
-        "source": {"language": task.source_lang, "dictionary": str(data / f"dict.{task.source_lang}.txt"),
+        "source": {"language": task.source_lang, "dictionary": shown(data / f"dict.{task.source_lang}.txt"),
                    "size": len(model.src_dict)},
-        "target": {"language": task.target_lang, "dictionary": str(data / f"dict.{task.target_lang}.txt"),
+        "target": {"language": task.target_lang, "dictionary": shown(data / f"dict.{task.target_lang}.txt"),
                    "size": len(model.tgt_dict)},
         "subwords": model.scheme,
         "device": str(model.device),

@@ -178,6 +178,14 @@ def test_bad_requests_get_a_json_error_and_the_server_goes_on(server, path, body
     assert call(server, "translate", {"sentences": ["A dog."], "beam": 1})[0] == 200
 
 
+def test_empty_sentences_get_the_empty_translation(server, hub, sentences):
+    status, answer = call(server, "translate", {"sentences": ["", sentences[0], " \t "], "beam": 4, "nbest": 2})
+    empty = {"translation": "", "score": 0.0, "tokens": [], "alignment": {"source": [], "target": [], "weights": []}}
+    assert status == 200 and [t["hypotheses"] for t in answer["translations"][::2]] == [[empty], [empty]]
+    assert [t["source_tokens"] for t in answer["translations"][::2]] == [[], []]
+    assert same_hypotheses(answer["translations"][1]["hypotheses"], best(hub, sentences[0], 4, 2))
+
+
 def test_deeply_nested_json_is_a_bad_request_logged_in_one_line(served):
     """Where Python's parser raised RecursionError (500, and a traceback in the log): 400, one line,
     and only the access line in the log; 100,000 levels parsed as the server parses a body under

@@ -5,10 +5,11 @@ architectures (``models/``), the optimizer ``rnnsearch_adadelta`` (``optim/``) a
 ``chunked_cross_entropy`` (``criterions/``), and installs the plugin's repairs of fairseq
 (``fairseq_fixes/``): it keeps fairseq from dropping sentences at batching time, lets fairseq
 checkpoints load with weights-only unpickling, never lets a half-written copy replace a good
-checkpoint, makes fairseq-interactive serve every line it is given, lets torchrun start
-data-parallel training on CPUs, makes fairseq's commands report user mistakes in one line and log
-each ``--log-file`` line once, without hydra's version_base warning, and makes ``--amp`` on a CPU
-stop on a non-finite gradient. The Python API: ``load`` (``hub.py``).
+checkpoint, makes fairseq-interactive serve every line it is given, gives an empty source the
+empty translation, lets torchrun start data-parallel training on CPUs, makes fairseq's commands
+report user mistakes in one line and log each ``--log-file`` line once, without hydra's
+version_base warning, and makes ``--amp`` on a CPU stop on a non-finite gradient. The Python
+API: ``load`` (``hub.py``).
 
     models/          the paper's model, one module per part (Appendix A, B.1)
     speed/           what makes it fast: tanh, beam-search row layout, per-sequence weight
@@ -22,8 +23,8 @@ stop on a non-finite gradient. The Python API: ``load`` (``hub.py``).
     data/            data pipelines: raw parallel text to fairseq-binarized data
 """
 from .fairseq_fixes import (
-    batching, checkpoint_safety, checkpoint_writing, cli_errors, cpu_amp, distributed_launch, interactive_input,
-    log_output,
+    batching, checkpoint_safety, checkpoint_writing, cli_errors, cpu_amp, distributed_launch, empty_source,
+    interactive_input, log_output,
 )
 from .hub import Alignment, RNNSearchHubInterface, load
 from .criterions.chunked_cross_entropy import ChunkedCrossEntropyCriterion
@@ -36,6 +37,7 @@ checkpoint_writing.install()
 cli_errors.install()
 cpu_amp.install()
 interactive_input.install()
+empty_source.install()
 distributed_launch.install()
 log_output.install()
 

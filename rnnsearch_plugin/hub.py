@@ -24,6 +24,7 @@ from fairseq.data import LanguagePairDataset
 from fairseq.hub_utils import GeneratorHubInterface
 
 from .fairseq_fixes.alignment_options import returning_attention
+from .fairseq_fixes.empty_source import empty_rows
 from .fairseq_fixes.interactive_input import source_limit, warn_truncated
 
 
@@ -68,7 +69,10 @@ class RNNSearchHubInterface(GeneratorHubInterface):
     """fairseq's hub interface (``translate``, ``sample``, ``generate``, ``encode``/``decode``)
     with forced decoding: ``score`` and ``align`` of given sentence pairs. ``translate(...,
     unkpen=math.inf)`` forbids <unk> in the search (Table 1's "No UNK" setting). A sentence
-    longer than the source limit is truncated with a warning, as in fairseq-interactive."""
+    longer than the source limit is truncated with a warning, as in fairseq-interactive. An empty
+    or blank sentence is translated, without running the model, into the empty translation
+    (score 0, no alignment: ``fairseq_fixes/empty_source.py``); ``score`` and ``align`` of a
+    given target still ask the model."""
 
     def generate(self, tokenized_sentences: Any, *args: Any, **kwargs: Any) -> Any:
         """fairseq's ``generate``; ``print_alignment`` ("hard", True, or "soft") also works after
@@ -124,8 +128,11 @@ class RNNSearchHubInterface(GeneratorHubInterface):
 
     def align(self, source: str, target: Optional[str] = None, beam: int = 5) -> Alignment:
         """The soft alignment of ``source`` with ``target``, or with its translation by beam
-        search when no target is given (Figure 3)."""
+        search when no target is given (Figure 3); an empty source's empty translation has none
+        (a 0 x 0 alignment)."""
         source_tokens = self.encode(source)
+        if target is None and self.is_empty(source_tokens):
+            return Alignment(np.zeros((0, 0), dtype=np.float32), [], [])  # the empty translation: nothing aligned
         if target is None:
             target_tokens = self.generate([source_tokens], beam=beam)[0][0]["tokens"].cpu()
         else:
@@ -134,6 +141,10 @@ class RNNSearchHubInterface(GeneratorHubInterface):
         if weights is None:
             raise ValueError("RNNencdec has no attention to align with: use an rnnsearch model")
         return Alignment(weights.numpy(), self.pieces(self.src_dict, source_tokens), self.pieces(self.tgt_dict, target_tokens))
+
+    def is_empty(self, source_tokens: torch.Tensor) -> bool:
+        """Whether an encoded source holds nothing but </s>: its translation is the empty one."""
+        return bool(empty_rows(source_tokens[None], self.src_dict.eos(), self.src_dict.pad()))
 
     @staticmethod
     def pieces(dictionary: Any, tokens: torch.Tensor) -> list[str]:

@@ -21,6 +21,7 @@ from ..analysis import aer
 from ..analysis.alignment import merge_groups
 from ..analysis.markdown import markdown_table
 from ..data.textio import DataError, read_lines, write_atomic
+from ..fairseq_fixes.checkpoint_safety import RefusedCheckpointError
 from ..hub import RNNSearchHubInterface, load
 
 
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
             raise DataError(f"{args.gold}: dev.e, dev.f and the gold links cover {len(english)}, {len(french)}, {len(gold)} sentences")
         links = gold_links(load(args.path, args.data), english, french, args.threshold)
         scores = {method: aer.alignment_error_rate(predicted, gold) for method, predicted in links.items()}
-    except (DataError, ValueError, OSError) as error:
+    except (DataError, ValueError, OSError, RefusedCheckpointError) as error:
         sys.exit(f"rnnsearch-aer: error: {error}")
     table = markdown_table(["links", "precision", "recall", "AER"],
                            [[m, *(f"{s[key]:.3f}" for key in ("precision", "recall", "aer"))] for m, s in scores.items()])

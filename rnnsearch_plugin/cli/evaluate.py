@@ -36,6 +36,7 @@ from ..analysis.heatmap import save_atomic
 from ..analysis.markdown import markdown_cell, markdown_table
 from ..analysis.training_log import read_training_log
 from ..data.textio import DataError, read_lines, write_atomic
+from ..fairseq_fixes.checkpoint_safety import RefusedCheckpointError
 from ..hub import RNNSearchHubInterface, load
 from ..models.rnnsearch import resolved_dropout
 
@@ -208,7 +209,7 @@ def main(argv: list[str] | None = None) -> None:
             write_atomic(args.out / "translations" / f"{name}.txt", results[name]["hypotheses"])
             write_atomic(args.out / "translations" / f"{name}.no_unk.txt", results[name]["no_unk_hypotheses"])
         write_report(args.out, args, sources, references, results, logs)
-    except (DataError, ScoringError, ValueError, OSError) as error:
+    except (DataError, ScoringError, ValueError, OSError, RefusedCheckpointError) as error:
         sys.exit(f"rnnsearch-evaluate: error: {error}")
     for name, r in results.items():
         print(f"| {name}: sacreBLEU {r['sacrebleu']:.2f}, tokenised BLEU {r['tokenised_bleu']:.2f}, "

@@ -7,6 +7,7 @@ repairs and when it can be deleted; ``rnnsearch_plugin/__init__.py`` installs th
 - ``cli_errors``: user mistakes end fairseq's commands in one line, not a traceback;
 - ``alignment_options``: --print-alignment/--replace-unk checked against the model before generating;
 - ``interactive_input``: fairseq-interactive serves every line (invalid UTF-8, over-long lines);
+- ``empty_source``: an empty source gets the empty translation, not one the model makes up;
 - ``distributed_launch``: torchrun's data-parallel training on machines without GPUs;
 - ``log_output``: each --log-file line once, no hydra version_base warning;
 - ``cpu_amp``: --amp on a CPU stops on a non-finite gradient;

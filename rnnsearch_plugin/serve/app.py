@@ -1,7 +1,7 @@
 """rnnsearch-serve's Starlette application: the page and the JSON API.
 
     GET  /            the page (static/index.html; its script and style sheet under /static/)
-    GET  /health      the model, its architecture, dictionaries, limits and queue
+    GET  /health      the model, its architecture, dictionaries (file names), limits and queue
     POST /translate   beam search with n-best lists, scores and soft alignments
     POST /score       log p(target | source) of given pairs, with their soft alignments
 
@@ -63,9 +63,12 @@ async def server_error(request: Request, error: Exception) -> Response:
     return error_response(500, f"the model failed on this request ({type(error).__name__}: {error}); the server goes on")
 
 
-def create_app(model: RNNSearchHubInterface, checkpoint: Path, data: Path, limits: Limits) -> Starlette:
+def create_app(model: RNNSearchHubInterface, checkpoint: Path, data: Path, limits: Limits,
+               health_paths: bool = False) -> Starlette:
+    """The application; /health names the checkpoint and dictionaries by their absolute paths
+    only with ``health_paths`` (by their file names otherwise)."""
     batcher = Batcher(partial(run_batch, model), limits.batch_sentences, limits.max_waiting)
-    info = describe(model, checkpoint, data)
+    info = describe(model, checkpoint, data, health_paths)
     attentive = info["attention"]
 
     async def answer(request: Request, parse: Callable[[dict[str, Any]], tuple[Hashable, list[Any]]], field: str) -> Response:

@@ -32,6 +32,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s, this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default: %(default)s; 0 takes a free one)")
     parser.add_argument("--cpu", action="store_true", help="run on the CPU even where CUDA is available")
+    parser.add_argument("--health-paths", action="store_true",
+                        help="/health gives the absolute paths of the checkpoint and dictionaries (default: their file "
+                             "names; every client that reaches the port reads /health)")
     limits = parser.add_argument_group("limits")
     for name, default in Limits().as_dict().items():
         limits.add_argument(f"--{name.replace('_', '-')}", type=int, default=default, metavar="N",
@@ -79,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
 def serve(model: RNNSearchHubInterface, args: argparse.Namespace, limits: Limits, server_socket: socket.socket) -> None:
     host, port = server_socket.getsockname()[:2]
     address = f"[{host}]" if ":" in host else host
-    app = create_app(model, args.path.resolve(), args.data.resolve(), limits)
+    app = create_app(model, args.path.resolve(), args.data.resolve(), limits, args.health_paths)
     print(f"| {PROGRAM}: {args.path} listening on http://{address}:{port}/ (the page; the API: GET /health, "
           "POST /translate, POST /score)", flush=True)
     try:

@@ -6,6 +6,7 @@ one-line message and the HTTP status that fits (400 a malformed request, 413 one
     POST /score     {"pairs": [{"source": "A dog runs.", "target": "Un chien court."}], "alignment": true}
 """
 import json
+import sys
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable
 
@@ -46,7 +47,8 @@ SCORE_FIELDS = {"pairs", "alignment", "pieces"}
 
 
 def parse_body(body: bytes) -> dict[str, Any]:
-    """The request's JSON object, or RequestError(400) naming what is wrong with the body."""
+    """The request's JSON object, or RequestError(400) naming what is wrong with the body (one
+    nested deeper than Python's recursion limit included)."""
     if not body.strip():
         raise RequestError(400, 'empty request body: send a JSON object such as {"sentences": ["A dog runs."]}')
     try:
@@ -57,6 +59,9 @@ def parse_body(body: bytes) -> dict[str, Any]:
         value = json.loads(text)
     except json.JSONDecodeError as error:
         raise RequestError(400, f"invalid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+    except RecursionError:  # Python's parser recurses once per [ or {: a malformed request, not a failure
+        raise RequestError(400, f"invalid JSON: nested more than about {sys.getrecursionlimit():,} levels deep "
+                                '(arrays or objects within each other): send an object such as {"sentences": [...]}') from None
     if not isinstance(value, dict):
         raise RequestError(400, f"expected a JSON object, got {type(value).__name__}")
     return value

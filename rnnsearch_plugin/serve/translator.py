@@ -11,7 +11,7 @@ of its tokens' log-probabilities, </s> included.
 """
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Hashable, Optional
+from typing import Any, Hashable, Iterator, Optional
 
 import torch
 
@@ -50,14 +50,23 @@ def run_batch(model: RNNSearchHubInterface, key: Hashable, items: list[Any]) -> 
 def translate(model: RNNSearchHubInterface, items: list[TranslateItem], beam: int, nbest: int) -> list[dict[str, Any]]:
     sources = [item.tokens for item in items]
     hypotheses = [hypos[:nbest] for hypos in model.generate(sources, beam=beam)]  # the search keeps `beam` of them
-    aligned = [(index, hypo) for index, hypos in enumerate(hypotheses) if items[index].alignment for hypo in hypos]
+    aligned = [(index, hypo) for index, hypos in enumerate(hypotheses) if items[index].alignment
+               and not model.is_empty(items[index].tokens) for hypo in hypos]
     weights = iter(model.forced([sources[index] for index, _ in aligned], [hypo["tokens"].cpu() for _, hypo in aligned]))
     results = []
     for item, hypos in zip(items, hypotheses):
         results.append({"source": item.sentence, "source_tokens": model.src_dict.string(item.tokens).split(),
-                        "hypotheses": [hypothesis(model, item, hypo, next(weights)[1] if item.alignment else None)
+                        "hypotheses": [hypothesis(model, item, hypo, aligned_weights(model, item, weights))
                                        for hypo in hypos]})
     return results
+
+
+def aligned_weights(model: RNNSearchHubInterface, item: TranslateItem, weights: Iterator[Any]) -> Optional[torch.Tensor]:
+    """The next hypothesis's soft alignment when ``item`` asks for one; an empty source's empty
+    translation has none (0 x 0: the model never ran, ``fairseq_fixes/empty_source.py``)."""
+    if not item.alignment:
+        return None
+    return torch.zeros(0, 0) if model.is_empty(item.tokens) else next(weights)[1]
 
 
 def hypothesis(model: RNNSearchHubInterface, item: TranslateItem, hypo: dict[str, Any],
@@ -83,6 +92,8 @@ def alignment(model: RNNSearchHubInterface, item: Any, source: torch.Tensor, tar
     """{"alignment": {"source", "target", "weights" (target x source)}}, or {} when not asked."""
     if weights is None:
         return {}
+    if not weights.numel():  # an empty source's empty translation aligns nothing
+        return {"alignment": {"source": [], "target": [], "weights": []}}
     matrix, source_labels, target_labels = (
         weights.numpy(), model.pieces(model.src_dict, source), model.pieces(model.tgt_dict, target))
     if not item.pieces:
@@ -91,17 +102,21 @@ def alignment(model: RNNSearchHubInterface, item: Any, source: torch.Tensor, tar
                           "weights": [[round(float(value), DIGITS) for value in row] for row in matrix]}}
 
 
-def describe(model: RNNSearchHubInterface, checkpoint: Path, data: Path) -> dict[str, Any]:
-    """/health: the model, its architecture, whether it attends, its dictionaries and subwords."""
+def describe(model: RNNSearchHubInterface, checkpoint: Path, data: Path, paths: bool = False) -> dict[str, Any]:
+    """/health: the model, its architecture, whether it attends, its dictionaries and subwords. The
+    checkpoint and dictionaries are named by file name, which any client may read; their absolute
+    paths, which tell a client about the server's file system, only when ``paths`` asks for them
+    (rnnsearch-serve --health-paths)."""
     task = model.cfg.task
+    shown = str if paths else (lambda path: path.name)
     return {
         "status": "ok",
-        "checkpoint": str(checkpoint),
+        "checkpoint": shown(checkpoint),
         "architecture": getattr(model.cfg.model, "arch", None) or getattr(model.cfg.model, "_name", None),
         "attention": bool(model.models[0].attentive),
-        "source": {"language": task.source_lang, "dictionary": str(data / f"dict.{task.source_lang}.txt"),
+        "source": {"language": task.source_lang, "dictionary": shown(data / f"dict.{task.source_lang}.txt"),
                    "size": len(model.src_dict)},
-        "target": {"language": task.target_lang, "dictionary": str(data / f"dict.{task.target_lang}.txt"),
+        "target": {"language": task.target_lang, "dictionary": shown(data / f"dict.{task.target_lang}.txt"),
                    "size": len(model.tgt_dict)},
         "subwords": model.scheme,
         "device": str(model.device),

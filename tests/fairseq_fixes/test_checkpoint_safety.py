@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import assert_one_line_error, interactive, run
+from conftest import SHARED_DATA, assert_one_line_error, interactive, run
 
 
 class Payload:
@@ -88,3 +88,21 @@ def test_damaged_checkpoint_is_named_damaged_not_dangerous(multi30k, checkpoint,
                  "-t", "fr", "--path", str(copies["truncated"]), "--gen-subset", "test", check=False)
     assert_one_line_error(result, f"the checkpoint {copies['truncated']} is damaged (truncated or corrupted")
     assert "could run code" not in result.stderr
+
+
+def test_crafted_checkpoint_is_refused_by_heatmaps_aer_and_evaluate_in_one_line(multi30k, crafted, tmp_path, monkeypatch):
+    """Run as a user runs them, even with torch's weights-only default turned off: one line, nothing written."""
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    path, marker = crafted
+    model = ["--path", str(path), "--data", str(multi30k / "bin")]
+    commands = {
+        "rnnsearch-heatmaps": [*model, "--input", str(multi30k / "raw" / "test.en"), "--out", str(tmp_path / "heatmaps")],
+        "rnnsearch-aer": [*model, "--gold", str(Path(SHARED_DATA) / "alignment-gold"), "--out", str(tmp_path / "aer")],
+        "rnnsearch-evaluate": ["--prepared", str(multi30k), "--system", f"crafted={path}", "--out", str(tmp_path / "evaluate")],
+    }
+    for command, options in commands.items():
+        result = run(command, *options, check=False)
+        assert_one_line_error(result, f"{command}: error: refused to load a checkpoint", "system")
+        assert "RefusedCheckpointError" not in result.stderr
+    assert not marker.exists()
+    assert not [file for name in ("heatmaps", "aer", "evaluate") for file in (tmp_path / name).rglob("*") if file.is_file()]

@@ -5,6 +5,7 @@ import shutil
 import socket
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ import torch
 from conftest import REPO, run
 from rnnsearch_plugin.analysis.alignment import merge_pieces
 from rnnsearch_plugin.serve.batcher import Batcher, QueueFull
+from rnnsearch_plugin.serve.requests import RequestError, parse_body
 from rnnsearch_plugin.serve.translator import TranslateItem, run_batch
 
 sys.path.insert(0, str(REPO / "scripts"))
@@ -31,19 +33,27 @@ def sentences(multi30k) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def server(checkpoint, multi30k, tmp_path_factory):
-    """rnnsearch-serve started from another folder, so that it runs the installed package."""
+def served(checkpoint, multi30k, tmp_path_factory):
+    """rnnsearch-serve started from another folder, so that it runs the installed package: its
+    address and its log."""
     folder = tmp_path_factory.mktemp("serve")
     with serving(checkpoint, multi30k / "bin", *LIMITS, log=folder / "serve.log", cwd=folder) as (address, process):
-        yield address
+        yield address, folder / "serve.log"
     assert process.returncode == 0, f"rnnsearch-serve did not stop cleanly on SIGINT:\n{(folder / 'serve.log').read_text()[-2000:]}"
 
 
 @pytest.fixture(scope="module")
+def server(served) -> str:
+    return served[0]
+
+
+@pytest.fixture(scope="module")
 def rnnencdec_server(rnnencdec_checkpoint, multi30k, tmp_path_factory):
-    """The session's RNNencdec checkpoint (only its lack of attention matters) being served."""
+    """The session's RNNencdec checkpoint (only its lack of attention matters) being served, with
+    the absolute paths in /health."""
     folder = tmp_path_factory.mktemp("rnnencdec_serve")
-    with serving(rnnencdec_checkpoint, multi30k / "bin", log=folder / "serve.log", cwd=folder) as (address, _):
+    with serving(rnnencdec_checkpoint, multi30k / "bin", "--health-paths", log=folder / "serve.log",
+                 cwd=folder) as (address, _):
         yield address
 
 
@@ -65,13 +75,14 @@ def same_hypotheses(served: list[dict], expected: list[dict]) -> bool:
 
 
 def test_health_names_the_model_and_the_page_is_local(server, checkpoint, multi30k):
+    """/health names the files, not where they are on the server (only --health-paths says that)."""
     assert server.startswith("http://127.0.0.1:")
     status, health = call(server, "health")
-    assert status == 200 and health["checkpoint"] == str(checkpoint.resolve())
+    assert status == 200 and health["checkpoint"] == checkpoint.name
     assert (health["architecture"], health["attention"], health["subwords"]) == ("rnnsearch_small", True, "spm")
     for side, language in (("source", "en"), ("target", "fr")):
         dictionary = multi30k / "bin" / f"dict.{language}.txt"
-        assert health[side] == {"language": language, "dictionary": str(dictionary.resolve()),
+        assert health[side] == {"language": language, "dictionary": dictionary.name,
                                 "size": len(dictionary.read_text().splitlines()) + 4}  # + <s> <pad> </s> <unk>
     assert health["limits"]["max_sentences"] == 4 and health["limits"]["max_beam"] == 6
     import urllib.request
@@ -167,9 +178,38 @@ def test_bad_requests_get_a_json_error_and_the_server_goes_on(server, path, body
     assert call(server, "translate", {"sentences": ["A dog."], "beam": 1})[0] == 200
 
 
-def test_rnnencdec_translates_but_has_no_alignment(rnnencdec_server):
+def test_empty_sentences_get_the_empty_translation(server, hub, sentences):
+    status, answer = call(server, "translate", {"sentences": ["", sentences[0], " \t "], "beam": 4, "nbest": 2})
+    empty = {"translation": "", "score": 0.0, "tokens": [], "alignment": {"source": [], "target": [], "weights": []}}
+    assert status == 200 and [t["hypotheses"] for t in answer["translations"][::2]] == [[empty], [empty]]
+    assert [t["source_tokens"] for t in answer["translations"][::2]] == [[], []]
+    assert same_hypotheses(answer["translations"][1]["hypotheses"], best(hub, sentences[0], 4, 2))
+
+
+def test_deeply_nested_json_is_a_bad_request_logged_in_one_line(served):
+    """Where Python's parser raised RecursionError (500, and a traceback in the log): 400, one line,
+    and only the access line in the log; 100,000 levels parsed as the server parses a body under
+    --max-request-bytes, 9,000 (18,000 bytes, under the test server's limit) sent to the server."""
+    with pytest.raises(RequestError, match="nested more than") as refused:
+        parse_body(b"[" * 100_000 + b"]" * 100_000)
+    assert refused.value.status == 400
+    server, log = served
+    before = log.read_text()
+    got, answer = call(server, "translate", b"[" * 9_000 + b"]" * 9_000)
+    assert (got, list(answer)) == (400, ["error"]) and "nested more than" in answer["error"] and "\n" not in answer["error"]
+    for _ in range(50):  # the access line is written after the answer
+        logged = log.read_text()[len(before):].splitlines()
+        if logged:
+            break
+        time.sleep(0.1)
+    assert len(logged) == 1 and "POST /translate" in logged[0] and "400" in logged[0], logged
+
+
+def test_rnnencdec_translates_but_has_no_alignment(rnnencdec_server, rnnencdec_checkpoint, multi30k):
     _, health = call(rnnencdec_server, "health")
     assert (health["architecture"], health["attention"]) == ("rnnencdec_small", False)
+    assert health["checkpoint"] == str(rnnencdec_checkpoint.resolve())  # --health-paths
+    assert health["target"]["dictionary"] == str((multi30k / "bin" / "dict.fr.txt").resolve())
     status, answer = call(rnnencdec_server, "translate", {"sentences": ["A dog."]})
     assert status == 200 and "alignment" not in answer["translations"][0]["hypotheses"][0]
     pair = {"pairs": [{"source": "A dog.", "target": "Un chien."}]}

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Prepare a parallel corpus for fairseq, En->Fr: raw text -> scheme -> binarized data.
+"""Prepare a parallel corpus for fairseq, any language pair: raw text -> scheme -> binarized data.
 
     python scripts/prepare_data.py CORPUS --scheme {word,bpe,spm} --out DIR [--local-dir DIR]
+        [--source-lang SRC --target-lang TGT]
+    python scripts/prepare_data.py text --source-lang SRC --target-lang TGT --train PREFIX
+        [--valid PREFIX] [--test PREFIX[,PREFIX...]] --out DIR        (or --tsv FILE for --train)
 
 CORPUS (downloaded from the official locations into OUT/download, or read from --local-dir /
 $CORPUS_DIR, a folder of already-downloaded files; --mirror replaces the official host):
@@ -11,6 +14,10 @@ $CORPUS_DIR, a folder of already-downloaded files; --mirror replaces the officia
             --wmt14-train selected (the paper's 348M-word bitext, bitexts.tgz) or full (the five
             WMT'14 corpora); the folder may hold the archives, or plain newstest201[234].{en,fr}[.gz]
             and train.{en,fr}[.gz]
+  text      your own corpus, any pair: PREFIX.SRC / PREFIX.TGT (gzipped or not), or a tab-separated
+            file of pairs (--tsv); cleaned (empty pairs and duplicates dropped; --max-ratio,
+            --max-words); without --valid / --test, --held-out pairs each held out by hash
+The named corpora are En-Fr, En->Fr by default; --source-lang fr --target-lang en reverses them.
 Schemes: word (Moses tokens, --shortlist most frequent words, --max-len 30/50 training
 filter), bpe (subword-nmt on Moses tokens, --bpe-merges, --bpe-separate), spm (sentencepiece
 on raw text, --vocab-size, --spm-type). Output layout: rnnsearch_plugin/data/pipeline.py.
@@ -23,18 +30,54 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rnnsearch_plugin.data.corpora import CORPORA  # noqa: E402
+from rnnsearch_plugin.data.cleaning import Cleaning  # noqa: E402
+from rnnsearch_plugin.data.corpora import CORPORA, LANGUAGES  # noqa: E402
 from rnnsearch_plugin.data.pipeline import prepare  # noqa: E402
 from rnnsearch_plugin.data.schemes import BPEScheme, SentencePieceScheme, WordScheme  # noqa: E402
 from rnnsearch_plugin.data.textio import DataError  # noqa: E402
 
-CORPUS_OPTIONS = {"hansards": lambda args: {"held_out": args.held_out}, "wmt14": lambda args: {"train": args.wmt14_train}}
+CORPUS_OPTIONS = {
+    "hansards": lambda args: {"held_out": 3000 if args.held_out is None else args.held_out},
+    "wmt14": lambda args: {"train": args.wmt14_train},
+    "text": lambda args: {
+        "train": args.train, "tsv": args.tsv,
+        "tsv_columns": args.tsv_columns, "valid": args.valid, "test": tuple(args.test.split(",")) if args.test else (),
+        "cleaning": Cleaning(args.max_words, args.max_ratio, args.keep_duplicates), "held_out": 1000 if args.held_out is None else args.held_out,
+    },
+}
+
+
+def columns(text: str) -> tuple[int, int]:
+    """--tsv-columns S,T: two different 1-based column numbers."""
+    try:
+        source, target = (int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not two column numbers such as 1,2") from None
+    if min(source, target) < 1 or source == target:
+        raise argparse.ArgumentTypeError(f"{text!r}: two different column numbers, counted from 1")
+    return source, target
+
+
+def language_pair(args: argparse.Namespace) -> tuple[str, str]:
+    """(source, target) as given; a named corpus's default direction, or its reverse when one of
+    them is given; text needs both."""
+    if args.corpus == "text" and not (args.source_lang and args.target_lang):
+        raise DataError("text needs --source-lang and --target-lang (the suffixes of its files, e.g. de and en)")
+    default = LANGUAGES.get(args.corpus, (args.source_lang, args.target_lang))
+    other = {default[0]: default[1], default[1]: default[0]}
+    source = args.source_lang or other.get(args.target_lang, default[0])
+    target = args.target_lang or other.get(source, default[1])
+    if source == target:
+        raise DataError(f"--source-lang and --target-lang are both {source}: a pair needs two languages")
+    return source, target
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", choices=sorted(CORPORA))
     parser.add_argument("--scheme", choices=["word", "bpe", "spm"], default="spm")
+    parser.add_argument("-s", "--source-lang", help="source language (default: the corpus's, en for the named ones)")
+    parser.add_argument("-t", "--target-lang", help="target language (default: the corpus's, fr for the named ones)")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--local-dir", type=Path, help="folder with the raw files (default: $CORPUS_DIR, else download)")
     parser.add_argument("--mirror", help="download from this URL prefix instead of each file's official location")
@@ -47,7 +90,21 @@ def main() -> None:
     parser.add_argument("--bpe-separate", action="store_true", help="one BPE model per language")
     parser.add_argument("--vocab-size", type=int, default=8000, help="spm vocabulary (joint)")
     parser.add_argument("--spm-type", choices=["unigram", "bpe"], default="unigram")
-    parser.add_argument("--held-out", type=int, default=3000, help="hansards: pairs in dev and in test")
+    parser.add_argument("--held-out", type=int, help="hansards and text without --valid/--test: pairs held out "
+                                                       "for dev and for test each (default 3000 for hansards, 1000 for text)")
+    own = parser.add_argument_group("text: your own corpus")
+    own.add_argument("--train", metavar="PREFIX", help="training pairs PREFIX.SRC and PREFIX.TGT (gzipped or not)")
+    own.add_argument("--tsv", type=Path, metavar="FILE", help="training pairs as a tab-separated file instead of --train")
+    own.add_argument("--tsv-columns", type=columns, default=(1, 2), metavar="S,T",
+                     help="the source and target columns of --tsv, from 1 (default 1,2; others are ignored)")
+    own.add_argument("--valid", metavar="PREFIX", help="dev pairs (default: held out of the training pairs)")
+    own.add_argument("--test", metavar="PREFIX[,PREFIX...]", help="test sets: test, test1, ... (default: held out)")
+    own.add_argument("--max-ratio", type=float, default=0.0,
+                     help="drop training pairs one side of which is over N times as long as the other (default 0: keep)")
+    own.add_argument("--max-words", type=int, default=0,
+                     help="drop training pairs with a side over N words, or characters for Chinese, Japanese, Thai "
+                          "(default 0: keep; --max-len limits tokens after the scheme)")
+    own.add_argument("--keep-duplicates", action="store_true", help="keep repeated training pairs (default: drop)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
     local_dir = args.local_dir or os.environ.get(f"{args.corpus.upper()}_DIR")
@@ -59,12 +116,14 @@ def main() -> None:
         "spm": lambda: SentencePieceScheme(args.vocab_size, args.spm_type, args.workers),
     }[args.scheme]()
     try:
-        manifest = prepare(args.corpus, scheme, args.out, Path(local_dir) if local_dir else None, args.train_lines,
+        langs = language_pair(args)
+        scheme.use_languages(langs)
+        manifest = prepare(args.corpus, scheme, args.out, langs, Path(local_dir) if local_dir else None, args.train_lines,
                            args.shortlist if args.scheme == "word" else 0, args.max_len, args.workers, args.mirror,
                            **CORPUS_OPTIONS.get(args.corpus, lambda a: {})(args))
     except DataError as error:
         sys.exit(f"prepare_data: error: {error}")
-    print(f"| prepared {args.out}: pairs {manifest['pairs']}, dropped {manifest['dropped_in_cleaning']}, "
+    print(f"| prepared {args.out} ({langs[0]}->{langs[1]}): pairs {manifest['pairs']}, dropped {manifest['dropped_in_cleaning']}, "
           f"{manifest['dropped_by_length']} training pairs over --max-len, vocabulary {manifest['vocabulary']}")
 
 

@@ -1,17 +1,20 @@
 """The corpora: where their raw files come from and how they become raw splits.
 
-Each reader takes a ``Sources`` (a local folder, or the official locations) and returns
-``{split: (english lines, french lines)}`` with fairseq's split names (train, valid, test,
-test1, ...) and a count of what it dropped, by reason.
+Each reader takes a ``Sources`` (a local folder, or the official locations) and the language
+pair (source, target), and returns ``{split: {language: lines}}`` with fairseq's split names
+(train, valid, test, test1, ...) and a count of what it dropped, by reason. ``LANGUAGES`` names
+each named corpus's two languages in its default direction; it serves either direction.
 """
 from collections import Counter
 from typing import Callable
 
 from .hansards import clean_and_split
+from .own_text import own_text
 from .sources import Remote, Sources
 from .textio import DataError
 
-Splits = dict[str, tuple[list[str], list[str]]]
+Splits = dict[str, dict[str, list[str]]]
+LANGUAGES = {"multi30k": ("en", "fr"), "hansards": ("en", "fr"), "wmt14": ("en", "fr")}
 MULTI30K_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/{name}.gz"
 MULTI30K_SPLITS = {"train": "train", "valid": "val", "test": "test_2016_flickr", "test1": "test_2017_flickr"}
 HANSARDS_FILES = ("hansard.36.1.house", "hansard.36.2.house")
@@ -38,35 +41,47 @@ WMT14_TRAIN: dict[str, list[tuple[str, str, str]]] = {  # name, archive URL, mem
 }
 
 
-def concatenate(pairs: list[tuple[list[str], list[str]]]) -> tuple[list[str], list[str]]:
-    return [line for en, _ in pairs for line in en], [line for _, fr in pairs for line in fr]
+def check_pair(corpus: str, langs: tuple[str, str]) -> None:
+    """A named corpus serves its two languages, in either order."""
+    own = LANGUAGES[corpus]
+    if sorted(langs) != sorted(own):
+        raise DataError(f"{corpus} is {own[0]}-{own[1]}: --source-lang/--target-lang take {own[0]} and {own[1]}, "
+                        "in either order (prepare other pairs as the text corpus)")
 
 
-def multi30k(sources: Sources) -> tuple[Splits, Counter]:
+def concatenate(parts: list[dict[str, list[str]]]) -> dict[str, list[str]]:
+    """Parallel parts, one after the other: {language: lines}."""
+    return {lang: [line for part in parts for line in part[lang]] for lang in parts[0]}
+
+
+def multi30k(sources: Sources, langs: tuple[str, str]) -> tuple[Splits, Counter]:
     """Multi30k task 1, En-Fr: train (29,000), valid = val (1,014), test = test_2016_flickr,
     test1 = test_2017_flickr (1,000 each), from the official repository's raw files."""
+    check_pair("multi30k", langs)
     return {split: sources.parallel(stem, {lang: Remote(MULTI30K_URL.format(name=f"{stem}.{lang}")) for lang in ("en", "fr")})
             for split, stem in MULTI30K_SPLITS.items()}, Counter()
 
 
-def hansards(sources: Sources, held_out: int = 3000) -> tuple[Splits, Counter]:
+def hansards(sources: Sources, langs: tuple[str, str], held_out: int = 3000) -> tuple[Splits, Counter]:
     """The 36th Parliament's House debates (hansard.36.{1,2}.house.{en,fr}[.gz], UTF-8,
     line-aligned; the original release is ISI's, see ``HANSARDS_ORIGIN``), cleaned and split
     by ``hansards.clean_and_split`` into ``held_out`` dev and ``held_out`` test pairs and the
     rest for training."""
+    check_pair("hansards", langs)
     if sources.local_dir is None:
         raise DataError(f"the Hansards are read from a local folder (the aligned release of {HANSARDS_ORIGIN}, "
                         "converted to UTF-8 and concatenated, as ../shared/data/hansards): give it with --local-dir")
-    english, french = concatenate([sources.parallel(stem, {"en": None, "fr": None}) for stem in HANSARDS_FILES])
-    split = clean_and_split(english, french, dev_size=held_out, test_size=held_out)
-    return split.splits, split.dropped
+    text = concatenate([sources.parallel(stem, {"en": None, "fr": None}) for stem in HANSARDS_FILES])
+    split = clean_and_split(text["en"], text["fr"], dev_size=held_out, test_size=held_out)
+    return {name: dict(zip(("en", "fr"), pair)) for name, pair in split.splits.items()}, split.dropped
 
 
-def wmt14(sources: Sources, train: str = "selected") -> tuple[Splits, Counter]:
+def wmt14(sources: Sources, langs: tuple[str, str], train: str = "selected") -> tuple[Splits, Counter]:
     """WMT'14 En-Fr as in Section 4.1: valid = newstest2012 + newstest2013 (6,003 pairs),
     test = newstest2014 (3,003), train = the 348M-word selected bitext the paper used
     (``train="selected"``) or the five WMT'14 parallel corpora (``"full"``), concatenated.
     A local folder may hold train.{en,fr} instead of the training archives."""
+    check_pair("wmt14", langs)
     splits: Splits = {}
     if sources.local("train.en", "train.en.gz"):
         splits["train"] = sources.parallel("train", {"en": None, "fr": None})
@@ -81,5 +96,5 @@ def wmt14(sources: Sources, train: str = "selected") -> tuple[Splits, Counter]:
 
 
 CORPORA: dict[str, Callable[..., tuple[Splits, Counter]]] = {
-    "multi30k": multi30k, "hansards": hansards, "wmt14": wmt14,
+    "multi30k": multi30k, "hansards": hansards, "wmt14": wmt14, "text": own_text,
 }

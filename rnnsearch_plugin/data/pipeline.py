@@ -1,9 +1,10 @@
-"""The steps from raw text to fairseq-binarized data, each skipped when already complete.
+"""The steps from raw text to fairseq-binarized data, each skipped when already complete, for
+a language pair ``langs`` = (source, target), e.g. ("en", "fr"):
 
-    OUT/raw/{split}.{en,fr}        raw text (the references for sacreBLEU), report.json
+    OUT/raw/{split}.{src,tgt}      raw text (the references for sacreBLEU), report.json
     OUT/{scheme}/...               the scheme's model and the encoded text
-    OUT/bin/                       fairseq-preprocess output
-    OUT/manifest.json              corpus, scheme, sizes, vocabularies, <unk> counts, commands
+    OUT/bin/                       fairseq-preprocess output ({split}.{src}-{tgt}.*)
+    OUT/manifest.json              corpus, languages, scheme, sizes, vocabularies, <unk> counts, commands
 
 Every step writes under a temporary name and renames when complete, so an interrupted run
 leaves nothing that a rerun mistakes for finished output.
@@ -20,7 +21,7 @@ from typing import Any, Optional
 from fairseq.data import Dictionary
 
 from .corpora import CORPORA
-from .schemes import LANGS, Scheme
+from .schemes import Scheme
 from .sources import Sources
 from .textio import DataError, read_lines, write_atomic
 
@@ -31,25 +32,32 @@ def console_script(name: str) -> str:
     return str(beside) if beside.exists() else name
 
 
-def raw_splits(corpus: str, out: Path, sources: Sources, train_lines: int, **options: Any) -> dict[str, Any]:
+def raw_splits(corpus: str, out: Path, sources: Sources, langs: tuple[str, str], train_lines: int,
+               **options: Any) -> dict[str, Any]:
     """OUT/raw: the corpus's splits as plain text, with what was dropped and why and where
     each file came from (URL or local path, SHA-256)."""
     raw = out / "raw"
     report_path = raw / "report.json"
     if report_path.exists():
-        return json.loads(report_path.read_text())
+        report = json.loads(report_path.read_text())
+        prepared = tuple(report.get("langs", ("en", "fr")))  # folders prepared before issue 39 are all En->Fr
+        if prepared != langs:
+            raise DataError(f"{out} holds {corpus} prepared {prepared[0]}->{prepared[1]}, not {langs[0]}->{langs[1]}: "
+                            "prepare the other direction into another --out")
+        return report
     print(f"| reading {corpus}", flush=True)
-    splits, dropped = CORPORA[corpus](sources, **options)
+    splits, dropped = CORPORA[corpus](sources, langs, **options)
     if train_lines:
-        splits["train"] = tuple(side[:train_lines] for side in splits["train"])  # type: ignore[assignment]
-    empty = {split: sum(1 for en, fr in zip(*pair) if not en.strip() or not fr.strip()) for split, pair in splits.items()}
-    if any(empty.values()):  # the Hansards reader drops (and counts) its empty pairs itself
+        splits["train"] = {lang: lines[:train_lines] for lang, lines in splits["train"].items()}
+    empty = {split: sum(1 for pair in zip(*(text[lang] for lang in langs)) if not all(side.strip() for side in pair))
+             for split, text in splits.items()}
+    if any(empty.values()):  # the Hansards and text readers drop (and count) empty training pairs themselves
         raise DataError(f"empty sentences in {corpus} ({empty}); remove those pairs from the raw files first")
-    for split, sides in splits.items():
-        for lang, lines in zip(LANGS, sides):
-            write_atomic(raw / f"{split}.{lang}", lines)
-    report = {"pairs": {split: len(sides[0]) for split, sides in splits.items()}, "dropped": dict(dropped),
-              "sources": sources.origins}
+    for split, text in splits.items():
+        for lang in langs:
+            write_atomic(raw / f"{split}.{lang}", text[lang])
+    report = {"langs": list(langs), "pairs": {split: len(text[langs[0]]) for split, text in splits.items()},
+              "dropped": dict(dropped), "sources": sources.origins}
     write_atomic(report_path, [json.dumps(report, indent=2)])
     return report
 
@@ -58,31 +66,31 @@ def read_raw(out: Path, split: str, lang: str) -> list[str]:
     return read_lines(out / "raw" / f"{split}.{lang}")
 
 
-def encode(scheme: Scheme, out: Path, splits: list[str], max_len: int) -> None:
+def encode(scheme: Scheme, out: Path, splits: list[str], langs: tuple[str, str], max_len: int) -> None:
     """OUT/{scheme}/{split}.{lang}; training pairs longer than ``max_len`` tokens are dropped."""
     folder = out / scheme.name
     folder.mkdir(parents=True, exist_ok=True)
-    train = {lang: read_raw(out, "train", lang) for lang in LANGS}
-    print(f"| learning the {scheme.name} scheme on {len(train['en'])} training pairs", flush=True)
+    train = {lang: read_raw(out, "train", lang) for lang in langs}
+    print(f"| learning the {scheme.name} scheme on {len(train[langs[0]])} training pairs", flush=True)
     scheme.learn(train, folder)
     for split in splits:
-        if all((folder / f"{split}.{lang}").exists() for lang in LANGS):
+        if all((folder / f"{split}.{lang}").exists() for lang in langs):
             continue
         print(f"| encoding {split} ({scheme.name})", flush=True)
-        encoded = {lang: scheme.encode(train[lang] if split == "train" else read_raw(out, split, lang), lang) for lang in LANGS}
+        encoded = {lang: scheme.encode(train[lang] if split == "train" else read_raw(out, split, lang), lang) for lang in langs}
         if split == "train" and max_len:
             keep = [i for i, pair in enumerate(zip(*encoded.values())) if max(len(s.split()) for s in pair) <= max_len]
             encoded = {lang: [lines[i] for i in keep] for lang, lines in encoded.items()}
-        for lang in LANGS:
+        for lang in langs:
             write_atomic(folder / f"{split}.{lang}", encoded[lang])
 
 
-def binarize(out: Path, scheme: str, splits: list[str], shortlist: int, workers: int) -> list[str]:
+def binarize(out: Path, scheme: str, splits: list[str], langs: tuple[str, str], shortlist: int, workers: int) -> list[str]:
     """OUT/bin by fairseq-preprocess; a shortlist keeps the N most frequent words per language."""
     bin_dir = out / "bin"
     folder = out / scheme
     command = [
-        console_script("fairseq-preprocess"), "--source-lang", "en", "--target-lang", "fr",
+        console_script("fairseq-preprocess"), "--source-lang", langs[0], "--target-lang", langs[1],
         "--trainpref", str(folder / "train"), "--destdir", str(bin_dir.with_name("bin.part")),
         "--workers", str(workers),
     ]
@@ -104,10 +112,10 @@ def binarize(out: Path, scheme: str, splits: list[str], shortlist: int, workers:
     return command
 
 
-def unknown_counts(out: Path, scheme: str, splits: list[str]) -> dict[str, dict[str, dict[str, int]]]:
+def unknown_counts(out: Path, scheme: str, splits: list[str], langs: tuple[str, str]) -> dict[str, dict[str, dict[str, int]]]:
     """Tokens per split and language, and how many of them are outside the dictionary."""
     counts: dict[str, dict[str, dict[str, int]]] = {}
-    for lang in LANGS:
+    for lang in langs:
         vocabulary = {line.rsplit(" ", 1)[0] for line in read_lines(out / "bin" / f"dict.{lang}.txt")}
         for split in splits:
             tokens = Counter(t for line in read_lines(out / scheme / f"{split}.{lang}") for t in line.split())
@@ -116,25 +124,26 @@ def unknown_counts(out: Path, scheme: str, splits: list[str]) -> dict[str, dict[
     return counts
 
 
-def prepare(corpus: str, scheme: Scheme, out: Path, local_dir: Optional[Path] = None, train_lines: int = 0,
-            shortlist: int = 0, max_len: int = 0, workers: int = os.cpu_count() or 1, mirror: Optional[str] = None,
-            **corpus_options: Any) -> dict[str, Any]:
-    """Run every step (see the module's docstring); downloads go to OUT/download (through
-    ``mirror`` when given); ``corpus_options`` go to the corpus reader."""
-    report = raw_splits(corpus, out, Sources(local_dir, out / "download", mirror), train_lines, **corpus_options)
+def prepare(corpus: str, scheme: Scheme, out: Path, langs: tuple[str, str] = ("en", "fr"), local_dir: Optional[Path] = None,
+            train_lines: int = 0, shortlist: int = 0, max_len: int = 0, workers: int = os.cpu_count() or 1,
+            mirror: Optional[str] = None, **corpus_options: Any) -> dict[str, Any]:
+    """Run every step (see the module's docstring) for ``langs`` = (source, target); downloads go
+    to OUT/download (through ``mirror`` when given); ``corpus_options`` go to the corpus reader."""
+    report = raw_splits(corpus, out, Sources(local_dir, out / "download", mirror), langs, train_lines, **corpus_options)
     splits = list(report["pairs"])
-    encode(scheme, out, splits, max_len)
-    command = binarize(out, scheme.name, splits, shortlist, workers)
-    pairs = {split: len(read_lines(out / scheme.name / f"{split}.en")) for split in splits}
+    encode(scheme, out, splits, langs, max_len)
+    command = binarize(out, scheme.name, splits, langs, shortlist, workers)
+    source, target = langs
+    pairs = {split: len(read_lines(out / scheme.name / f"{split}.{source}")) for split in splits}
     manifest = {
-        "corpus": corpus, "scheme": scheme.name, "sources": report["sources"],
-        "pairs": pairs, "dropped_in_cleaning": report["dropped"],
+        "corpus": corpus, "source_lang": source, "target_lang": target, "scheme": scheme.name,
+        "sources": report["sources"], "pairs": pairs, "dropped_in_cleaning": report["dropped"],
         "max_len": max_len, "dropped_by_length": report["pairs"]["train"] - pairs["train"],
-        "shortlist": shortlist,
-        "vocabulary": {lang: len(Dictionary.load(str(out / "bin" / f"dict.{lang}.txt"))) for lang in LANGS},
-        "unknown": unknown_counts(out, scheme.name, splits),
-        "fairseq_splits": {split: f"bin/{split}.en-fr" for split in splits},
-        "detokenise_options": scheme.generate_options((out / scheme.name).resolve()),
+        "shortlist": shortlist, **scheme.manifest_entries(),
+        "vocabulary": {lang: len(Dictionary.load(str(out / "bin" / f"dict.{lang}.txt"))) for lang in langs},
+        "unknown": unknown_counts(out, scheme.name, splits, langs),
+        "fairseq_splits": {split: f"bin/{split}.{source}-{target}" for split in splits},
+        "detokenise_options": scheme.generate_options((out / scheme.name).resolve(), source),
         "preprocess_command": " ".join(command),
     }
     write_atomic(out / "manifest.json", [json.dumps(manifest, indent=2)])

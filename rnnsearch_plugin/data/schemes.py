@@ -1,12 +1,15 @@
 """Preprocessing schemes (an option of every corpus) and their inverses for scoring.
 
-- ``word`` (Section 4.1): Moses tokenisation (sacremoses), original case; the 30,000-word
+- ``word`` (Section 4.1): Moses tokenisation (sacremoses, for the languages it knows:
+  ``languages.moses_languages``), original case; the 30,000-word
   shortlist itself is fairseq-preprocess's ``--nwordssrc/--nwordstgt`` (the N most frequent
   words, ties broken by code-point order of the word; every other word becomes <unk>).
   Inverse: Moses detokenisation.
 - ``bpe``: subword-nmt BPE learned on the Moses-tokenised training text, joint or one model
   per language. Inverse: remove "@@ " then Moses detokenisation.
-- ``spm``: sentencepiece (unigram or BPE) on raw text, one joint model. Inverse: decode pieces.
+- ``spm``: sentencepiece (unigram or BPE) on raw text, one joint model, for any script; its
+  character coverage 0.9995 where either language has a large character set (Chinese, Japanese,
+  Korean), else 1.0, as sentencepiece recommends. Inverse: decode pieces.
 """
 import functools
 import os
@@ -14,11 +17,23 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
-LANGS = ("en", "fr")
+from .languages import moses_languages
+from .textio import DataError
+
+LARGE_CHARACTER_SETS = frozenset({"zh", "yue", "ja", "ko"})
 
 
 class Scheme(Protocol):
     name: str
+
+    def use_languages(self, langs: tuple[str, str]) -> None:
+        """Set the scheme up for the pair (source, target), before anything is read; DataError
+        when it cannot serve one of them."""
+        ...
+
+    def manifest_entries(self) -> dict[str, Any]:
+        """What the manifest records of the scheme's settings beyond its name."""
+        ...
 
     def learn(self, train: dict[str, list[str]], folder: Path) -> None: ...
 
@@ -26,9 +41,24 @@ class Scheme(Protocol):
 
     def decode(self, line: str, lang: str) -> str: ...
 
-    def generate_options(self, folder: Path) -> list[str]:
+    def generate_options(self, folder: Path, source: str) -> list[str]:
         """fairseq-generate/-interactive options that print detokenised D- lines."""
         ...
+
+
+class MosesTokens:
+    """What the ``word`` and ``bpe`` schemes share: Moses tokenisation, only for languages it knows."""
+
+    name: str
+
+    def use_languages(self, langs: tuple[str, str]) -> None:
+        unknown = [lang for lang in langs if lang not in moses_languages()]
+        if unknown:
+            raise DataError(f"the {self.name} scheme tokenises with Moses (sacremoses), which does not know "
+                            f"{', '.join(unknown)}: use --scheme spm, which serves every script")
+
+    def manifest_entries(self) -> dict[str, Any]:
+        return {}
 
 
 def moses_tokenize(lines: list[str], lang: str) -> list[str]:
@@ -54,7 +84,7 @@ def moses_detokenize(line: str, lang: str) -> str:
     return MosesDetokenizer(lang).detokenize(line.split())
 
 
-class WordScheme:
+class WordScheme(MosesTokens):
     name = "word"
 
     def __init__(self, workers: int = os.cpu_count() or 1) -> None:
@@ -69,11 +99,11 @@ class WordScheme:
     def decode(self, line: str, lang: str) -> str:
         return moses_detokenize(line, lang)
 
-    def generate_options(self, folder: Path) -> list[str]:
+    def generate_options(self, folder: Path, source: str) -> list[str]:
         return ["--tokenizer", "moses"]
 
 
-class BPEScheme:
+class BPEScheme(MosesTokens):
     name = "bpe"
 
     def __init__(self, merges: int = 32000, joint: bool = True, workers: int = os.cpu_count() or 1) -> None:
@@ -83,7 +113,7 @@ class BPEScheme:
     def learn(self, train: dict[str, list[str]], folder: Path) -> None:
         from subword_nmt.learn_bpe import learn_bpe
 
-        groups = {"joint": LANGS} if self.joint else {lang: (lang,) for lang in LANGS}
+        groups = {"joint": tuple(train)} if self.joint else {lang: (lang,) for lang in train}
         for name, langs in groups.items():
             codes = folder / f"bpe.{name}.codes"
             if not codes.exists():
@@ -105,8 +135,8 @@ class BPEScheme:
     def decode(self, line: str, lang: str) -> str:
         return moses_detokenize((line + " ").replace("@@ ", "").strip(), lang)
 
-    def generate_options(self, folder: Path) -> list[str]:
-        codes = folder / ("bpe.joint.codes" if self.joint else "bpe.en.codes")  # encodes the source
+    def generate_options(self, folder: Path, source: str) -> list[str]:
+        codes = folder / ("bpe.joint.codes" if self.joint else f"bpe.{source}.codes")  # encodes the source
         return ["--tokenizer", "moses", "--bpe", "subword_nmt", "--bpe-codes", str(codes)]
 
 
@@ -116,6 +146,14 @@ class SentencePieceScheme:
     def __init__(self, vocab_size: int = 8000, model_type: str = "unigram", workers: int = os.cpu_count() or 1) -> None:
         self.vocab_size, self.model_type, self.workers = vocab_size, model_type, workers
         self.model: Path | None = None
+        self.character_coverage = 1.0
+
+    def use_languages(self, langs: tuple[str, str]) -> None:
+        """Every script is served; the character coverage follows the languages."""
+        self.character_coverage = 0.9995 if LARGE_CHARACTER_SETS & set(langs) else 1.0
+
+    def manifest_entries(self) -> dict[str, Any]:
+        return {"character_coverage": self.character_coverage}
 
     def learn(self, train: dict[str, list[str]], folder: Path) -> None:
         import sentencepiece
@@ -125,9 +163,9 @@ class SentencePieceScheme:
             return
         prefix = folder / "spm.part"
         sentencepiece.SentencePieceTrainer.train(
-            sentence_iterator=iter([line for lang in LANGS for line in train[lang]]),
+            sentence_iterator=iter([line for lines in train.values() for line in lines]),
             model_prefix=str(prefix), vocab_size=self.vocab_size, model_type=self.model_type,
-            character_coverage=1.0, num_threads=self.workers, input_sentence_size=2_000_000,
+            character_coverage=self.character_coverage, num_threads=self.workers, input_sentence_size=2_000_000,
             shuffle_input_sentence=True, minloglevel=2,
         )
         os.replace(f"{prefix}.vocab", folder / "spm.vocab")
@@ -146,5 +184,5 @@ class SentencePieceScheme:
     def decode(self, line: str, lang: str) -> str:
         return self.processor.decode(line.split())
 
-    def generate_options(self, folder: Path) -> list[str]:
+    def generate_options(self, folder: Path, source: str) -> list[str]:
         return ["--bpe", "sentencepiece", "--sentencepiece-model", str(folder / "spm.model")]

@@ -13,7 +13,7 @@ import tarfile
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Optional
+from typing import IO, Any, Optional
 
 from .textio import DataError, decode_lines, read_lines
 
@@ -90,7 +90,7 @@ class Sources:
     local_dir: Optional[Path]
     cache: Path
     mirror: Optional[str] = None
-    origins: dict[str, dict[str, str]] = field(default_factory=dict)
+    origins: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def local(self, *names: str) -> Optional[Path]:
         if self.local_dir is None:
@@ -114,6 +114,10 @@ class Sources:
             self.origins[path.name] = {"from": origin, "sha256": sha256(path)}
         return path
 
+    def record(self, path: Path, **details: Any) -> None:
+        """A file the user named (not a corpus's official one), with ``details`` for the manifest."""
+        self.origins.setdefault(str(path), {"from": str(path), "sha256": sha256(path), **details})
+
     def text(self, name: str, remote: Optional[Remote]) -> list[str]:
         """The lines of ``name`` (e.g. 'newstest2014.fr'): the plain file ``name[.gz]`` of
         the local folder, else ``remote`` (a file, or a member of an archive)."""
@@ -130,10 +134,17 @@ class Sources:
         path = self.fetch(remote)
         return read_member(path, remote.member) if remote.member else read_lines(path)
 
-    def parallel(self, name: str, remotes: dict[str, Optional[Remote]]) -> tuple[list[str], list[str]]:
-        """``name.en`` and ``name.fr``; refuses different line counts instead of misaligning them."""
-        english, french = (self.text(f"{name}.{lang}", remotes[lang]) for lang in ("en", "fr"))
-        if len(english) != len(french):
-            raise DataError(f"{name}.en has {len(english)} lines but {name}.fr has {len(french)}: "
-                            "the two sides must be line-aligned")
-        return english, french
+    def parallel(self, name: str, remotes: dict[str, Optional[Remote]]) -> dict[str, list[str]]:
+        """``name.LANG`` for each language of ``remotes``; refuses different line counts instead
+        of misaligning them."""
+        return aligned({f"{name}.{lang}": self.text(f"{name}.{lang}", remote) for lang, remote in remotes.items()},
+                       list(remotes))
+
+
+def aligned(files: dict[str, list[str]], langs: list[str]) -> dict[str, list[str]]:
+    """{language: lines} of line-aligned files ({name: lines}, in the order of ``langs``), or
+    DataError naming both files and their line counts."""
+    (first, a), (second, b) = files.items()
+    if len(a) != len(b):
+        raise DataError(f"{first} has {len(a):,} lines but {second} has {len(b):,}: the two sides must be line-aligned")
+    return dict(zip(langs, (a, b)))

@@ -16,7 +16,9 @@ def decode_lines(raw: bytes, where: str) -> list[str]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise DataError(f"{where} is not valid UTF-8 ({error.reason} at byte {error.start}); re-encode it") from None
+        line = raw[:error.start].count(b"\n") + 1
+        raise DataError(f"{where} is not valid UTF-8 on line {line} ({error.reason} at byte {error.start}); "
+                        "re-encode it as UTF-8") from None
     lines = text.split("\n")
     return [line.rstrip("\r") for line in (lines[:-1] if text.endswith("\n") else lines)]
 

@@ -18,7 +18,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, TextIO
+from typing import Iterable, Optional, TextIO
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rnnsearch_plugin.analysis.training_log import Progress  # noqa: E402
@@ -72,31 +72,42 @@ def watch(lines: Iterable[str], out: TextIO, max_update: int, cap_minutes: float
     return progress
 
 
-def verdict(progress: Progress, max_update: int, cap_minutes: float, arch: str) -> list[str]:
-    """The end-of-run line, and a second one when the model falls short of a complete run."""
-    expected = EXPECTED.get(arch)
+def end_line(progress: Progress, max_update: int, expected: Optional[Expectation]) -> str:
+    """'| trained 2,000 of 2,000 updates in 25.3 min (1.32 updates/s; a free 2-core machine makes 1.2-2.0), ...'"""
     rate = progress.updates / progress.wall if progress.wall else 0.0
     best = "no dev loss" if progress.best_dev_loss is None else f"best dev loss {progress.best_dev_loss:.3f} bits"
-    free = (f"; a free 2-core machine makes {expected.updates_per_second[0]}-{expected.updates_per_second[1]}"
-            if expected else "")
-    lines = [f"| trained {progress.updates:,} of {max_update:,} updates in {minutes(progress.wall)} "
-             f"({rate:.2f} updates/s{free}), {best}"]
-    problems = []
-    if progress.updates < max_update:
-        problems.append(f"the {cap_minutes:g}-minute cap stopped it at {progress.updates:,} of {max_update:,} updates")
-    limit = expected.dev_loss_limit if expected else None
-    if limit is not None and (progress.best_dev_loss is None or progress.best_dev_loss > limit):
-        problems.append(f"its best dev loss is {'missing' if progress.best_dev_loss is None else f'{progress.best_dev_loss:.3f} bits'}, "
-                        f"above the {limit} that a complete run stays under")
+    free = f"; a free 2-core machine makes {expected.updates_per_second[0]}-{expected.updates_per_second[1]}" if expected else ""
+    return f"| trained {progress.updates:,} of {max_update:,} updates in {minutes(progress.wall)} ({rate:.2f} updates/s{free}), {best}"
+
+
+def shortfalls(progress: Progress, max_update: int, cap_minutes: float, expected: Optional[Expectation]) -> list[str]:
+    """Why the model falls short of a complete run, if it does: the cap, the dev loss."""
+    found = [f"the {cap_minutes:g}-minute cap stopped it at {progress.updates:,} of {max_update:,} updates"] \
+        if progress.updates < max_update else []
+    if expected and (progress.best_dev_loss is None or progress.best_dev_loss > expected.dev_loss_limit):
+        loss = "missing" if progress.best_dev_loss is None else f"{progress.best_dev_loss:.3f} bits"
+        found.append(f"its best dev loss is {loss}, above the {expected.dev_loss_limit} that a complete run stays under")
+    return found
+
+
+def verdict(progress: Progress, max_update: int, cap_minutes: float, arch: str) -> list[str]:
+    """The end-of-run line, and a second one when the model falls short of a complete run (what
+    to do) or, complete, trained at under half a free machine's rate."""
+    expected = EXPECTED.get(arch)
+    rate = progress.updates / progress.wall if progress.wall else 0.0
     slow = expected is not None and rate < SLOW * expected.updates_per_second[0]
+    capped, problems = progress.updates < max_update, shortfalls(progress, max_update, cap_minutes, expected)
     if problems:
-        lines.append(f"| WARNING: this model is weak ({'; '.join(problems)}), so its scores are not the recipe's. "
-                     + ("It trained slowly: run it on a free machine (the tests after it, not beside it), or "
-                        if slow else "Run it ") + "with a longer TRAIN_MINUTES (the same WORK resumes where it stopped)")
-    elif slow:
-        lines.append(f"| note: it trained at {rate:.2f} updates/s, under half a free machine's: something else was "
-                     "computing; the model is the complete one, it only took longer")
-    return lines
+        remedy = ("run it on a free machine (the tests after it, not beside it), or with a longer TRAIN_MINUTES" if capped and slow
+                  else "run it with a longer TRAIN_MINUTES" if capped else f"train more updates (MAX_UPDATE above {max_update:,})")
+        return [end_line(progress, max_update, expected),
+                f"| WARNING: this model is weak ({'; '.join(problems)}), so its scores are not the recipe's: "
+                f"{remedy}; the same WORK resumes where it stopped"]
+    if slow:
+        return [end_line(progress, max_update, expected),
+                f"| note: it trained at {rate:.2f} updates/s, under half a free machine's: something else was computing; "
+                "the model is the complete one, it only took longer"]
+    return [end_line(progress, max_update, expected)]
 
 
 def main() -> None:

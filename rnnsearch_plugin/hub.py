@@ -8,7 +8,8 @@
     model.plot_alignment("A dog runs.", path="dog.png")
 
 ``load`` reads the data folder's ``../manifest.json`` (written by ``scripts/prepare_data.py``)
-to set the tokeniser and subword model the data was prepared with. fairseq's own hub
+to set the tokeniser and subword model the data was prepared with, and refuses a checkpoint
+whose language pair is not the data's (a Fr->En model given En->Fr data) in one line. fairseq's own hub
 interface scores only language models and returns no usable soft alignment (fairseq issues
 1880, 1882); ``score`` and ``align`` here force-decode a given target through the model.
 """
@@ -43,14 +44,38 @@ def options_to_kwargs(options: list[str]) -> dict[str, str]:
     return {name[2:].replace("-", "_"): value for name, value in zip(options[::2], options[1::2])}
 
 
+def data_pair(data: Path) -> Optional[tuple[str, str]]:
+    """The (source, target) languages of a fairseq-binarized folder: its manifest's, else the one
+    pair its files are named for (``{split}.{src}-{tgt}.{lang}.idx``); None when that says nothing."""
+    manifest = data.parent / "manifest.json"
+    if manifest.exists():
+        recorded = json.loads(manifest.read_text())
+        if "source_lang" in recorded:
+            return recorded["source_lang"], recorded["target_lang"]
+    pairs = {tuple(path.name.split(".")[1].split("-")) for path in data.glob("*.*-*.*.idx")}
+    return next(iter(pairs)) if len(pairs) == 1 else None  # type: ignore[return-value]
+
+
+def check_pair(checkpoint: Path, data: Path, model: "RNNSearchHubInterface") -> None:
+    """ValueError in one line when the checkpoint translates another pair than the data holds."""
+    task, held = model.cfg.task, data_pair(data)
+    if held is not None and (task.source_lang, task.target_lang) != held:
+        raise ValueError(f"{checkpoint} translates {task.source_lang}->{task.target_lang}, but {data} holds "
+                         f"{held[0]}->{held[1]} data: give it data prepared {task.source_lang}->{task.target_lang} "
+                         f"(scripts/prepare_data.py ... -s {task.source_lang} -t {task.target_lang})")
+
+
 def load(checkpoint: Union[str, Path], data: Union[str, Path], **overrides: Any) -> "RNNSearchHubInterface":
     """A trained model, its dictionaries (from ``data``, the fairseq-binarized folder) and,
-    when ``data/../manifest.json`` exists, its tokeniser and subword model."""
+    when ``data/../manifest.json`` exists, its tokeniser and subword model; ValueError when the
+    model's language pair is not the data's."""
     checkpoint, data = Path(checkpoint).resolve(), Path(data).resolve()
     manifest = data.parent / "manifest.json"
     kwargs = options_to_kwargs(json.loads(manifest.read_text()).get("detokenise_options", [])) if manifest.exists() else {}
     kwargs.update(overrides)
-    return from_pretrained(str(checkpoint.parent), checkpoint.name, str(data), **kwargs)
+    model = from_pretrained(str(checkpoint.parent), checkpoint.name, str(data), **kwargs)
+    check_pair(checkpoint, data, model)
+    return model
 
 
 def from_pretrained(model_name_or_path: str, checkpoint_file: str = "model.pt", data_name_or_path: str = ".",

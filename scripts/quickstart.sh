@@ -13,7 +13,8 @@
 # (scripts/train_progress.py). Run it alone: it uses both cores (docs/training.md, "The quickstart").
 #
 # Environment: MULTI30K_DIR (local raw files; default: download from the official repository),
-# WORK (output folder, default work/quickstart), MAX_UPDATE (default 2000), TRAIN_MINUTES (the time
+# SRC and TGT (the direction: en and fr by default, or fr and en), WORK (output folder, default
+# work/quickstart, work/quickstart.fr-en for Fr->En), MAX_UPDATE (default 2000), TRAIN_MINUTES (the time
 # cap, default 45; a rerun with the same WORK resumes where the last one stopped), ARCH (default
 # rnnsearch_small; rnnencdec_small for the baseline), BEAM (default 5), AMP (default 1: --amp,
 # bfloat16 products where the processor has them, else one line and float32; 0: float32),
@@ -22,7 +23,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 source scripts/activate.sh
-WORK=${WORK:-work/quickstart}
+SRC=${SRC:-en}
+TGT=${TGT:-fr}
+if [[ "$SRC-$TGT" == en-fr ]]; then WORK=${WORK:-work/quickstart}; else WORK=${WORK:-work/quickstart.$SRC-$TGT}; fi
 MAX_UPDATE=${MAX_UPDATE:-2000}
 TRAIN_MINUTES=${TRAIN_MINUTES:-45}
 ARCH=${ARCH:-rnnsearch_small}
@@ -32,13 +35,13 @@ PRECISION=()
 DATA=$WORK/data
 CHECKPOINTS=$WORK/checkpoints/$ARCH
 
-echo "| 1/5 preparing Multi30k En->Fr in $DATA"
-python scripts/prepare_data.py multi30k --scheme spm --out "$DATA"
+echo "| 1/5 preparing Multi30k $SRC->$TGT in $DATA"
+python scripts/prepare_data.py multi30k -s "$SRC" -t "$TGT" --scheme spm --out "$DATA"
 
 echo "| 2/5 training $ARCH for $MAX_UPDATE updates, at most $TRAIN_MINUTES minutes (best checkpoint by validation loss; every line in $CHECKPOINTS/train.log)"
 mkdir -p "$CHECKPOINTS"  # fairseq opens --log-file before it creates --save-dir
 PROGRESS=(--max-update "$MAX_UPDATE" --minutes "$TRAIN_MINUTES")
-fairseq-train "$DATA/bin" --user-dir rnnsearch_plugin --task translation -s en -t fr \
+fairseq-train "$DATA/bin" --user-dir rnnsearch_plugin --task translation -s "$SRC" -t "$TGT" \
   --arch "$ARCH" --optimizer adam --lr 0.002 --lr-scheduler fixed --clip-norm 1.0 \
   --criterion chunked_cross_entropy --max-tokens 4000 "${PRECISION[@]}" \
   --max-update "$MAX_UPDATE" --stop-time-hours "$(python -c "print($TRAIN_MINUTES / 60)")" --validate-interval-updates 500 \
@@ -49,14 +52,16 @@ VERDICT=$(python scripts/train_progress.py summary "$CHECKPOINTS/train.log" "${P
 echo "$VERDICT"
 
 echo "| 3/5 translating test_2016_flickr (beam $BEAM) and scoring with sacreBLEU"
-fairseq-generate "$DATA/bin" --user-dir rnnsearch_plugin -s en -t fr --gen-subset test \
+fairseq-generate "$DATA/bin" --user-dir rnnsearch_plugin -s "$SRC" -t "$TGT" --gen-subset test \
   --path "$CHECKPOINTS/checkpoint_best.pt" --beam "$BEAM" --batch-size 128 \
   --remove-bpe sentencepiece "${PRECISION[@]}" > "$WORK/test.$ARCH.out"
-rnnsearch-score "$WORK/test.$ARCH.out" --reference "$DATA/raw/test.fr" --output "$WORK/test.$ARCH.fr"
+rnnsearch-score "$WORK/test.$ARCH.out" --reference "$DATA/raw/test.$TGT" --output "$WORK/test.$ARCH.$TGT"
 
 echo "| 4/5 fairseq-interactive"
-echo "A little girl is climbing into a wooden playhouse." | fairseq-interactive "$DATA/bin" \
-  --user-dir rnnsearch_plugin -s en -t fr --path "$CHECKPOINTS/checkpoint_best.pt" --beam "$BEAM" \
+EXAMPLE="A little girl is climbing into a wooden playhouse."  # other sources: the first dev sentence
+[[ "$SRC" == en ]] || EXAMPLE=$(head -n 1 "$DATA/raw/valid.$SRC")
+echo "$EXAMPLE" | fairseq-interactive "$DATA/bin" \
+  --user-dir rnnsearch_plugin -s "$SRC" -t "$TGT" --path "$CHECKPOINTS/checkpoint_best.pt" --beam "$BEAM" \
   --bpe sentencepiece --sentencepiece-model "$DATA/spm/spm.model" | grep -E '^(S|D)-'
 
 echo "| 5/5 the paper's analyses in $WORK/report: Table 1 (All / No UNK), Figure 2, Table 2, Figure 3, AER"
@@ -64,10 +69,12 @@ rnnsearch-evaluate --prepared "$DATA" --split test --system "$ARCH=$CHECKPOINTS/
   --generated "$ARCH=$WORK/test.$ARCH.out" --train-log "$ARCH=$CHECKPOINTS/train.log" --beam "$BEAM" \
   --out "$WORK/report"
 if [[ "$ARCH" == rnnsearch* ]]; then
-  rnnsearch-heatmaps --path "$CHECKPOINTS/checkpoint_best.pt" --data "$DATA/bin" --input "$DATA/raw/test.en" \
+  rnnsearch-heatmaps --path "$CHECKPOINTS/checkpoint_best.pt" --data "$DATA/bin" --input "$DATA/raw/test.$SRC" \
     --ids 0,1,2 --beam "$BEAM" --out "$WORK/report/alignments"
   GOLD=${ALIGNMENT_GOLD_DIR:-$(dirname "${MULTI30K_DIR:-../shared/data/multi30k}")/alignment-gold}
-  if [[ -f "$GOLD/dev.wa.nonullalign" ]]; then
+  if [[ "$SRC-$TGT" != en-fr ]]; then
+    echo "| the alignment gold standard aligns English with French: no AER for $SRC->$TGT"
+  elif [[ -f "$GOLD/dev.wa.nonullalign" ]]; then
     rnnsearch-aer --path "$CHECKPOINTS/checkpoint_best.pt" --data "$DATA/bin" --gold "$GOLD" --out "$WORK/report"
   else
     echo "| no alignment gold standard in $GOLD: set ALIGNMENT_GOLD_DIR for the AER"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from sacrebleu.metrics.bleu import BLEU, BLEUScore
 
+from ..data.languages import length, length_unit
 from ..data.schemes import moses_tokenize
 from .generate_output import ScoringError
 
@@ -51,7 +52,10 @@ def tokenised(hypotheses: list[str], references: list[str], lang: str, lowercase
 
 
 def source_lengths(sources: list[str], lang: str = "en") -> list[int]:
-    """Source length in words = Moses tokens of the raw source (the paper's tokenisation)."""
+    """Source length in words = Moses tokens of the raw source (the paper's tokenisation), or in
+    characters for a language written without spaces (``data.languages.length_unit``)."""
+    if length_unit(lang) == "characters":
+        return [length(line, lang) for line in sources]
     return [len(line.split()) for line in moses_tokenize(sources, lang)]
 
 

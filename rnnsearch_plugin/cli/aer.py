@@ -24,6 +24,8 @@ from ..data.textio import DataError, read_lines, write_atomic
 from ..fairseq_fixes.checkpoint_safety import RefusedCheckpointError
 from ..hub import RNNSearchHubInterface, load
 
+GOLD_PAIR = ("en", "fr")  # the Hansards gold standard: English dev.e, French dev.f
+
 
 def encode_words(model: RNNSearchHubInterface, words: list[str], target: bool) -> tuple[torch.Tensor, list[int]]:
     """Token ids of the gold words, each tokenised and subword-encoded on its own (+ </s>),
@@ -80,7 +82,12 @@ def main(argv: list[str] | None = None) -> None:
         english, french = read_lines(args.gold / "dev.e"), read_lines(args.gold / "dev.f")
         if len(english) != len(french) or len(english) != len(gold):
             raise DataError(f"{args.gold}: dev.e, dev.f and the gold links cover {len(english)}, {len(french)}, {len(gold)} sentences")
-        links = gold_links(load(args.path, args.data), english, french, args.threshold)
+        model = load(args.path, args.data)
+        pair = (model.cfg.task.source_lang, model.cfg.task.target_lang)
+        if pair != GOLD_PAIR:
+            raise DataError(f"the gold standard aligns {GOLD_PAIR[0]} (dev.e) with {GOLD_PAIR[1]} (dev.f), but {args.path} "
+                            f"translates {pair[0]}->{pair[1]}: give an {GOLD_PAIR[0]}->{GOLD_PAIR[1]} model")
+        links = gold_links(model, english, french, args.threshold)
         scores = {method: aer.alignment_error_rate(predicted, gold) for method, predicted in links.items()}
     except (DataError, ValueError, OSError, RefusedCheckpointError) as error:
         sys.exit(f"rnnsearch-aer: error: {error}")

@@ -15,6 +15,8 @@ output with --generated), then write to --out
                             (report.json) each system's --arch, dropouts and readout state
   bleu_by_length.{csv,png,svg}  Figure 2: BLEU per source-length bucket, all systems
   long_sentences.md         Appendix C: sources of --long words or more, reference and outputs
+The pair is the prepared data's (its manifest); a checkpoint of another pair is refused in one
+line. Lengths are in the source language's words, or characters where it has no spaces.
   translations/NAME.txt, NAME.no_unk.txt  the outputs, in source order
 """
 import argparse
@@ -35,9 +37,10 @@ from ..analysis.generate_output import ScoringError, aligned_hypotheses, read_hy
 from ..analysis.heatmap import save_atomic
 from ..analysis.markdown import markdown_cell, markdown_table
 from ..analysis.training_log import read_training_log
+from ..data.languages import length_unit
 from ..data.textio import DataError, read_lines, write_atomic
 from ..fairseq_fixes.checkpoint_safety import RefusedCheckpointError
-from ..hub import RNNSearchHubInterface, load
+from ..hub import RNNSearchHubInterface, data_pair, load
 from ..models.rnnsearch import resolved_dropout
 
 
@@ -129,9 +132,11 @@ def plot_by_length(rows: dict[str, list[dict]], path: Path) -> None:
         save_atomic(figure, path.with_suffix(f".{suffix}"), suffix)
 
 
-def write_report(out: Path, args: argparse.Namespace, sources: list[str], references: list[str],
+def write_report(out: Path, args: argparse.Namespace, source: str, sources: list[str], references: list[str],
                  results: dict[str, dict], logs: dict[str, Path]) -> None:
-    lengths = bleu.source_lengths(sources)
+    """The files the module's docstring lists; source lengths (Figure 2, Appendix C) in the source
+    language's own units (words, or characters where it has no spaces)."""
+    lengths, unit = bleu.source_lengths(sources, source), length_unit(source)
     by_length = {name: bleu.by_length(r["hypotheses"], references, lengths, args.buckets) for name, r in results.items()}
     csv_buffer = io.StringIO()
     writer = csv.writer(csv_buffer, lineterminator="\n")
@@ -142,7 +147,7 @@ def write_report(out: Path, args: argparse.Namespace, sources: list[str], refere
     plot_by_length(by_length, out / "bleu_by_length.png")
     long_ids = [i for i, n in enumerate(lengths) if n >= args.long]
     write_atomic(out / "long_sentences.md", [
-        f"# Sources of {args.long} words or more ({len(long_ids)} of {len(sources)}), {args.split}, beam {args.beam}", "",
+        f"# Sources of {args.long} {unit} or more ({len(long_ids)} of {len(sources)}), {args.split}, beam {args.beam}", "",
         *markdown_table(["id", "source", "reference", *results],
                         [[i, sources[i], references[i], *(r["hypotheses"][i] for r in results.values())] for i in long_ids]),
     ])
@@ -158,7 +163,7 @@ def write_report(out: Path, args: argparse.Namespace, sources: list[str], refere
         "", f"sacreBLEU signature: `{next(iter(results.values()))['signature']}`. Tokenised BLEU: Moses tokens, no "
         "smoothing (multi-bleu.perl). No UNK: sentences without <unk> in source or reference, translated with "
         "<unk> forbidden in the search.", "",
-        "## BLEU by source length (Figure 2)", "", "![BLEU by length](bleu_by_length.png)", "",
+        f"## BLEU by source length in {unit} (Figure 2)", "", "![BLEU by length](bleu_by_length.png)", "",
         *markdown_table(["bucket", *by_length], [[rows[0]["bucket"], *map(bleu.bucket_cell, rows)]
                                                  for rows in zip(*by_length.values())]),
         "", "Long sentences side by side (Appendix C): [long_sentences.md](long_sentences.md).",
@@ -199,16 +204,18 @@ def main(argv: list[str] | None = None) -> None:
         unknown = (generated.keys() | logs.keys()) - systems.keys()
         if unknown:
             raise DataError(f"{sorted(unknown)} named in --generated/--train-log but not in --system")
-        sources = read_lines(args.prepared / "raw" / f"{args.split}.en")
-        references = read_lines(args.prepared / "raw" / f"{args.split}.fr")
+        source, target = data_pair(args.prepared / "bin") or ("en", "fr")  # unnamed: the paper's En->Fr
+        sources = read_lines(args.prepared / "raw" / f"{args.split}.{source}")
+        references = read_lines(args.prepared / "raw" / f"{args.split}.{target}")
         results = {}
         for name, checkpoint in systems.items():
-            print(f"| {name}: translating {len(sources)} sentences of {args.split} (beam {args.beam})", flush=True)
+            print(f"| {name}: translating {len(sources)} sentences of {args.split} ({source}->{target}, beam {args.beam})",
+                  flush=True)
             model = load(checkpoint, args.prepared / "bin")
-            results[name] = evaluate_system(model, sources, references, args.beam, generated.get(name), "fr", args.lowercase)
+            results[name] = evaluate_system(model, sources, references, args.beam, generated.get(name), target, args.lowercase)
             write_atomic(args.out / "translations" / f"{name}.txt", results[name]["hypotheses"])
             write_atomic(args.out / "translations" / f"{name}.no_unk.txt", results[name]["no_unk_hypotheses"])
-        write_report(args.out, args, sources, references, results, logs)
+        write_report(args.out, args, source, sources, references, results, logs)
     except (DataError, ScoringError, ValueError, OSError, RefusedCheckpointError) as error:
         sys.exit(f"rnnsearch-evaluate: error: {error}")
     for name, r in results.items():

@@ -16,7 +16,12 @@ def moses_languages() -> frozenset[str]:
     return frozenset(NonbreakingPrefixes().available_langs.values()) - UNSEGMENTED
 
 
+def length_unit(lang: str) -> str:
+    """"words", or "characters" for a language written without spaces."""
+    return "characters" if lang in UNSEGMENTED else "words"
+
+
 def length(text: str, lang: str) -> int:
     """A sentence's length in its language's own units: words where the language separates them
     with spaces, else characters (spaces left out)."""
-    return len("".join(text.split())) if lang in UNSEGMENTED else len(text.split())
+    return len("".join(text.split())) if length_unit(lang) == "characters" else len(text.split())

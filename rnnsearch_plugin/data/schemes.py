@@ -163,7 +163,8 @@ class SentencePieceScheme:
             return
         prefix = folder / "spm.part"
         sentencepiece.SentencePieceTrainer.train(
-            sentence_iterator=iter([line for lines in train.values() for line in lines]),
+            # languages in a fixed order, so that both directions of a corpus get the same model
+            sentence_iterator=iter([line for lang in sorted(train) for line in train[lang]]),
             model_prefix=str(prefix), vocab_size=self.vocab_size, model_type=self.model_type,
             character_coverage=self.character_coverage, num_threads=self.workers, input_sentence_size=2_000_000,
             shuffle_input_sentence=True, minloglevel=2,

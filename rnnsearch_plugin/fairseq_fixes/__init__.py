@@ -9,7 +9,7 @@ repairs and when it can be deleted; ``rnnsearch_plugin/__init__.py`` installs th
 - ``interactive_input``: fairseq-interactive serves every line (invalid UTF-8, over-long lines);
 - ``empty_source``: an empty source gets the empty translation, not one the model makes up;
 - ``distributed_launch``: torchrun's data-parallel training on machines without GPUs;
-- ``log_output``: each --log-file line once, no hydra version_base warning;
+- ``log_output``: each --log-file line once, no hydra version_base warning, no pin_memory or autocast warning on a CPU;
 - ``cpu_amp``: --amp on a CPU stops on a non-finite gradient;
 - ``patching``: ``wrap_once``, the one way a repair replaces a fairseq function.
 """

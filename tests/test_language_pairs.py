@@ -1,0 +1,72 @@
+"""The pair comes from the data and the checkpoint (issue 39): a Fr->En model trained on Multi30k
+prepared Fr->En is evaluated Fr->En (French sources, English references), and the same model
+given the En->Fr data is refused in one line naming both directions, by rnnsearch-evaluate and
+by the Python API, before anything is written."""
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import SHARED_DATA, TINY, assert_one_line_error, run, sacrebleu_cli
+from rnnsearch_plugin import load
+from rnnsearch_plugin.data.textio import read_lines
+
+
+@pytest.fixture(scope="module")
+def fr_en(tmp_path_factory):
+    """Multi30k Fr->En (its first 300 lines of each file), the same En->Fr, and a tiny model trained
+    Fr->En for 2 updates; both directions share the subword model and dictionaries."""
+    folder = tmp_path_factory.mktemp("fr_en")
+    local = folder / "multi30k"
+    local.mkdir()
+    for name in ("train", "val", "test_2016_flickr", "test_2017_flickr"):
+        for lang in ("en", "fr"):
+            lines = read_lines(Path(SHARED_DATA) / "multi30k" / f"{name}.{lang}.gz")[:300]
+            (local / f"{name}.{lang}").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    for source, target in (("fr", "en"), ("en", "fr")):
+        run(sys.executable, "scripts/prepare_data.py", "multi30k", "-s", source, "-t", target, "--scheme", "spm",
+            "--out", str(folder / f"{source}_{target}"), "--vocab-size", "500", "--local-dir", str(local))
+    run("fairseq-train", str(folder / "fr_en" / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
+        "-s", "fr", "-t", "en", "--arch", "rnnsearch_small", *TINY, "--optimizer", "adam", "--max-tokens", "1000",
+        "--max-update", "2", "--disable-validation", "--no-save-optimizer-state", "--save-dir", str(folder / "ck"),
+        "--num-workers", "0")
+    return folder / "fr_en", folder / "ck" / "checkpoint_last.pt"
+
+
+def test_a_fr_en_model_is_evaluated_fr_en(fr_en, tmp_path):
+    data, checkpoint = fr_en
+    result = run("rnnsearch-evaluate", "--prepared", str(data), "--split", "test1", "--system", f"fr_en={checkpoint}",
+                 "--beam", "1", "--long", "1", "--out", str(tmp_path / "report"))
+    assert "translating 300 sentences of test1 (fr->en, beam 1)" in result.stdout
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    reference = data / "raw" / "test1.en"
+    assert report["systems"]["fr_en"]["sacrebleu"] == pytest.approx(
+        sacrebleu_cli(reference, tmp_path / "report" / "translations" / "fr_en.txt"), abs=6e-5)
+    rows = [line for line in (tmp_path / "report" / "long_sentences.md").read_text().splitlines() if line.startswith("| 0 |")]
+    french, english = read_lines(data / "raw" / "test1.fr")[0], read_lines(reference)[0]
+    assert rows[0].startswith(f"| 0 | {french} | {english} |")  # Appendix C: the French source, the English reference
+
+
+def test_a_fr_en_model_given_en_fr_data_is_refused_in_one_line(fr_en, tmp_path):
+    data, checkpoint = fr_en
+    en_fr = data.with_name("en_fr")
+    for name in ("dict.en.txt", "dict.fr.txt"):  # the same dictionaries: only the direction differs
+        assert (en_fr / "bin" / name).read_text() == (data / "bin" / name).read_text()
+    expected = f"{checkpoint} translates fr->en, but {en_fr / 'bin'} holds en->fr data: give it data prepared fr->en"
+    result = run("rnnsearch-evaluate", "--prepared", str(en_fr), "--split", "test1", "--system", f"fr_en={checkpoint}",
+                 "--beam", "1", "--out", str(tmp_path / "report"), check=False)
+    assert_one_line_error(result, "rnnsearch-evaluate: error: " + expected)
+    assert not (tmp_path / "report").exists()
+    with pytest.raises(ValueError, match="translates fr->en, but .* holds en->fr data"):
+        load(checkpoint, en_fr / "bin")
+
+
+def test_aer_refuses_a_fr_en_model_against_the_en_fr_gold(fr_en, tmp_path):
+    data, checkpoint = fr_en
+    result = run("rnnsearch-aer", "--path", str(checkpoint), "--data", str(data / "bin"),
+                 "--gold", os.path.join(SHARED_DATA, "alignment-gold"), "--out", str(tmp_path / "aer"), check=False)
+    assert_one_line_error(result, "rnnsearch-aer: error: the gold standard aligns en (dev.e) with fr (dev.f), but",
+                          "translates fr->en: give an en->fr model")
+    assert not (tmp_path / "aer").exists()

@@ -1,7 +1,7 @@
-"""The pair comes from the data and the checkpoint (issue 39): a Fr->En model trained on Multi30k
-prepared Fr->En is evaluated Fr->En (French sources, English references), and the same model
-given the En->Fr data is refused in one line naming both directions, by rnnsearch-evaluate and
-by the Python API, before anything is written."""
+"""Either direction, the pair from the data and the checkpoint (issue 39): Multi30k prepared
+Fr->En; a Fr->En model trained on it evaluated Fr->En (French sources, English references); the
+same model given the En->Fr data refused in one line naming both directions, by
+rnnsearch-evaluate and by the Python API, before anything is written."""
 import json
 import os
 import sys
@@ -33,6 +33,23 @@ def fr_en(tmp_path_factory):
         "--max-update", "2", "--disable-validation", "--no-save-optimizer-state", "--save-dir", str(folder / "ck"),
         "--num-workers", "0")
     return folder / "fr_en", folder / "ck" / "checkpoint_last.pt"
+
+
+def test_multi30k_reversed_is_binarized_fr_en(fr_en):
+    data, _ = fr_en
+    manifest = json.loads((data / "manifest.json").read_text())
+    assert (manifest["source_lang"], manifest["target_lang"]) == ("fr", "en")
+    assert manifest["fairseq_splits"]["test"] == "bin/test.fr-en"
+    assert (data / "bin" / "train.fr-en.fr.bin").exists() and (data / "bin" / "train.fr-en.en.idx").exists()
+    assert "--source-lang fr --target-lang en" in manifest["preprocess_command"]
+    assert read_lines(data / "raw" / "test.fr") == read_lines(data.parent / "multi30k" / "test_2016_flickr.fr")
+    again = run(sys.executable, "scripts/prepare_data.py", "multi30k", "--out", str(data), "--scheme", "spm",
+                "--local-dir", str(data.parent / "multi30k"), check=False)  # En->Fr into the Fr->En folder
+    assert again.returncode != 0 and "Traceback" not in again.stderr
+    assert f"{data} holds multi30k prepared fr->en, not en->fr: prepare the other direction into another --out" in again.stderr
+    other = run(sys.executable, "scripts/prepare_data.py", "multi30k", "-s", "de", "--out", str(data.parent / "de"),
+                "--local-dir", str(data.parent / "multi30k"), check=False)
+    assert "multi30k is en-fr: --source-lang/--target-lang take en and fr, in either order" in other.stderr
 
 
 def test_a_fr_en_model_is_evaluated_fr_en(fr_en, tmp_path):

@@ -8,8 +8,8 @@ checkpoints load with weights-only unpickling, never lets a half-written copy re
 checkpoint, makes fairseq-interactive serve every line it is given, gives an empty source the
 empty translation, lets torchrun start data-parallel training on CPUs, makes fairseq's commands
 report user mistakes in one line and log each ``--log-file`` line once, without hydra's
-version_base warning or the two warnings about fairseq's code on a CPU, and makes ``--amp`` on a CPU stop on a non-finite gradient. The Python
-API: ``load`` (``hub.py``).
+version_base warning or the two warnings about fairseq's code on a CPU, and makes ``--amp`` on a
+CPU stop on a non-finite gradient. The Python API: ``load`` (``hub.py``).
 
     models/          the paper's model, one module per part (Appendix A, B.1)
     speed/           what makes it fast: tanh, beam-search row layout, per-sequence weight

@@ -74,10 +74,10 @@ def watch(lines: Iterable[str], out: TextIO, max_update: int, cap_minutes: float
 
 def end_line(progress: Progress, max_update: int, expected: Optional[Expectation]) -> str:
     """'| trained 2,000 of 2,000 updates in 25.3 min (1.32 updates/s; a free 2-core machine makes 1.2-2.0), ...'"""
-    rate = progress.updates / progress.wall if progress.wall else 0.0
     best = "no dev loss" if progress.best_dev_loss is None else f"best dev loss {progress.best_dev_loss:.3f} bits"
     free = f"; a free 2-core machine makes {expected.updates_per_second[0]}-{expected.updates_per_second[1]}" if expected else ""
-    return f"| trained {progress.updates:,} of {max_update:,} updates in {minutes(progress.wall)} ({rate:.2f} updates/s{free}), {best}"
+    return (f"| trained {progress.updates:,} of {max_update:,} updates in {minutes(progress.wall)} "
+            f"({progress.rate:.2f} updates/s{free}), {best}")
 
 
 def shortfalls(progress: Progress, max_update: int, cap_minutes: float, expected: Optional[Expectation]) -> list[str]:
@@ -94,20 +94,18 @@ def verdict(progress: Progress, max_update: int, cap_minutes: float, arch: str) 
     """The end-of-run line, and a second one when the model falls short of a complete run (what
     to do) or, complete, trained at under half a free machine's rate."""
     expected = EXPECTED.get(arch)
-    rate = progress.updates / progress.wall if progress.wall else 0.0
-    slow = expected is not None and rate < SLOW * expected.updates_per_second[0]
+    slow = expected is not None and progress.rate < SLOW * expected.updates_per_second[0]
     capped, problems = progress.updates < max_update, shortfalls(progress, max_update, cap_minutes, expected)
+    lines = [end_line(progress, max_update, expected)]
     if problems:
         remedy = ("run it on a free machine (the tests after it, not beside it), or with a longer TRAIN_MINUTES" if capped and slow
                   else "run it with a longer TRAIN_MINUTES" if capped else f"train more updates (MAX_UPDATE above {max_update:,})")
-        return [end_line(progress, max_update, expected),
-                f"| WARNING: this model is weak ({'; '.join(problems)}), so its scores are not the recipe's: "
-                f"{remedy}; the same WORK resumes where it stopped"]
-    if slow:
-        return [end_line(progress, max_update, expected),
-                f"| note: it trained at {rate:.2f} updates/s, under half a free machine's: something else was computing; "
-                "the model is the complete one, it only took longer"]
-    return [end_line(progress, max_update, expected)]
+        lines.append(f"| WARNING: this model is weak ({'; '.join(problems)}), so its scores are not the recipe's: "
+                     f"{remedy}; the same WORK resumes where it stopped")
+    elif slow:
+        lines.append(f"| note: it trained at {progress.rate:.2f} updates/s, under half a free machine's: something else "
+                     "was computing; the model is the complete one, it only took longer")
+    return lines
 
 
 def main() -> None:

@@ -77,6 +77,11 @@ class Progress:
             self.wall = float(found.get("wall", self.wall))
             self.ups = float(found["ups"]) if "ups" in found else self.ups
 
+    @property
+    def rate(self) -> float:
+        """Updates per second of the whole run's wall time (validation and saving included)."""
+        return self.updates / self.wall if self.wall else 0.0
+
     @classmethod
     def of_log(cls, path: Path) -> "Progress":
         progress = cls()

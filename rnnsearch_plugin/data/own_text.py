@@ -22,7 +22,7 @@ from .textio import DataError, read_lines
 
 def side(prefix: str, lang: str, langs: tuple[str, str], sources: Sources) -> tuple[str, list[str]]:
     """The lines of PREFIX.LANG[.gz], recorded in ``sources``."""
-    path = next((Path(f"{prefix}.{lang}{gz}") for gz in ("", ".gz") if Path(f"{prefix}.{lang}{gz}").is_file()), None)
+    path = next((path for path in (Path(f"{prefix}.{lang}"), Path(f"{prefix}.{lang}.gz")) if path.is_file()), None)
     if path is None:
         raise DataError(f"{prefix}.{lang}[.gz] does not exist: {prefix} needs both sides, "
                         f"{prefix}.{langs[0]} and {prefix}.{langs[1]}")

@@ -25,6 +25,7 @@ from fairseq.data import LanguagePairDataset
 from fairseq.hub_utils import GeneratorHubInterface
 
 from .fairseq_fixes.alignment_options import returning_attention
+from .fairseq_fixes.checkpoint_safety import RefusedCheckpointError
 from .fairseq_fixes.empty_source import empty_rows
 from .fairseq_fixes.interactive_input import source_limit, warn_truncated
 
@@ -42,6 +43,11 @@ class Alignment:
 def options_to_kwargs(options: list[str]) -> dict[str, str]:
     """fairseq options with values ('--bpe', 'sentencepiece', ...) as from_pretrained kwargs."""
     return {name[2:].replace("-", "_"): value for name, value in zip(options[::2], options[1::2])}
+
+
+# what ``load`` and reading a command's inputs raise on a user's mistake (DataError is a ValueError,
+# DamagedCheckpointError too; a crafted checkpoint is an UnpicklingError): the commands' one-line errors
+USER_ERRORS = (ValueError, OSError, RefusedCheckpointError)
 
 
 def data_pair(data: Path) -> Optional[tuple[str, str]]:

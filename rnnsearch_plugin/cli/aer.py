@@ -21,8 +21,7 @@ from ..analysis import aer
 from ..analysis.alignment import merge_groups
 from ..analysis.markdown import markdown_table
 from ..data.textio import DataError, read_lines, write_atomic
-from ..fairseq_fixes.checkpoint_safety import RefusedCheckpointError
-from ..hub import RNNSearchHubInterface, load
+from ..hub import USER_ERRORS, RNNSearchHubInterface, load
 
 GOLD_PAIR = ("en", "fr")  # the Hansards gold standard: English dev.e, French dev.f
 
@@ -89,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
                             f"translates {pair[0]}->{pair[1]}: give an {GOLD_PAIR[0]}->{GOLD_PAIR[1]} model")
         links = gold_links(model, english, french, args.threshold)
         scores = {method: aer.alignment_error_rate(predicted, gold) for method, predicted in links.items()}
-    except (DataError, ValueError, OSError, RefusedCheckpointError) as error:
+    except USER_ERRORS as error:
         sys.exit(f"rnnsearch-aer: error: {error}")
     table = markdown_table(["links", "precision", "recall", "AER"],
                            [[m, *(f"{s[key]:.3f}" for key in ("precision", "recall", "aer"))] for m, s in scores.items()])

@@ -39,8 +39,7 @@ from ..analysis.markdown import markdown_cell, markdown_table
 from ..analysis.training_log import read_training_log
 from ..data.languages import length_unit
 from ..data.textio import DataError, read_lines, write_atomic
-from ..fairseq_fixes.checkpoint_safety import RefusedCheckpointError
-from ..hub import RNNSearchHubInterface, data_pair, load
+from ..hub import USER_ERRORS, RNNSearchHubInterface, data_pair, load
 from ..models.rnnsearch import resolved_dropout
 
 
@@ -216,7 +215,7 @@ def main(argv: list[str] | None = None) -> None:
             write_atomic(args.out / "translations" / f"{name}.txt", results[name]["hypotheses"])
             write_atomic(args.out / "translations" / f"{name}.no_unk.txt", results[name]["no_unk_hypotheses"])
         write_report(args.out, args, source, sources, references, results, logs)
-    except (DataError, ScoringError, ValueError, OSError, RefusedCheckpointError) as error:
+    except (*USER_ERRORS, ScoringError) as error:
         sys.exit(f"rnnsearch-evaluate: error: {error}")
     for name, r in results.items():
         print(f"| {name}: sacreBLEU {r['sacrebleu']:.2f}, tokenised BLEU {r['tokenised_bleu']:.2f}, "

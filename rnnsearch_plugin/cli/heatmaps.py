@@ -20,8 +20,7 @@ from ..analysis.alignment import merge_pieces, parse_soft_alignments
 from ..analysis.generate_output import first_of_kind
 from ..analysis.heatmap import plot_alignment, plot_alignment_grid
 from ..data.textio import DataError, read_lines
-from ..fairseq_fixes.checkpoint_safety import RefusedCheckpointError
-from ..hub import load
+from ..hub import USER_ERRORS, load
 
 
 def selected_ids(text: str | None, count: int, default: int = 3) -> list[int]:
@@ -95,6 +94,6 @@ def main(argv: list[str] | None = None) -> None:
             plot_alignment_grid(figures, args.out / f"alignments.{args.format}")
         for (index, *_), (weights, source, target, title) in zip(items, figures if not args.grid else []):
             plot_alignment(weights, source, target, args.out / f"alignment_{index}.{args.format}", title)
-    except (DataError, ValueError, OSError, RefusedCheckpointError) as error:
+    except USER_ERRORS as error:
         sys.exit(f"rnnsearch-heatmaps: error: {error}")
     print(f"| wrote {len(items)} alignment{'s' if len(items) != 1 else ''} to {args.out}")

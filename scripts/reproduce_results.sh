@@ -21,6 +21,12 @@
 #   multi30k-seeds     the chosen settings with seeds 2 and 3 (seed 1 is the trial itself)
 #   multi30k-pair      RNNencdec with RNNsearch's chosen options; RNNsearch with B.2's recipe
 #   multi30k-evaluate  test_2016 and test_2017 for every Multi30k system
+#   multi30k-directions
+#                      the quickstart's recipe (scripts/quickstart.sh: rnnsearch_small, Adam's fixed
+#                      0.002, 2,000 updates) En->Fr and Fr->En, one core each, at most
+#                      DIRECTION_MINUTES each (default 60), evaluated on test_2016 and test_2017
+#   hansards-fr-en     RNNsearch-50 Fr->En at the paper's word level, as the hansards stage trains
+#                      it En->Fr (HANSARDS_OPTIONS, HANSARDS_MINUTES), evaluated like it, heatmaps
 #   publish            docs/results from WORK/report (scripts/publish_results.py)
 # Every model trains on one thread pinned to one core, two at a time (one per core), with Adam
 # and --clip-norm 1.0 (B.2's Adadelta in multi30k-pair), --max-tokens 4000, validation every 500
@@ -34,7 +40,8 @@
 # environment already set up).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STAGES=(prepare hansards hansards-evaluate multi30k-dropout multi30k-rate multi30k-seeds multi30k-pair multi30k-evaluate publish)
+STAGES=(prepare hansards hansards-evaluate multi30k-dropout multi30k-rate multi30k-seeds multi30k-pair multi30k-evaluate
+        multi30k-directions hansards-fr-en publish)
 for stage in "$@"; do
   [[ " ${STAGES[*]} " == *" $stage "* ]] || { echo "reproduce_results.sh: error: unknown stage '$stage' (stages: ${STAGES[*]})" >&2; exit 2; }
 done
@@ -44,6 +51,7 @@ WORK=${WORK:-work/results}
 RESULTS=${RESULTS:-docs/results}
 MINUTES=${MINUTES:-20}
 HANSARDS_MINUTES=${HANSARDS_MINUTES:-125}
+DIRECTION_MINUTES=${DIRECTION_MINUTES:-60}
 BEAM=${BEAM:-5}
 HANSARDS_DIR=${HANSARDS_DIR:-../shared/data/hansards}
 GOLD=${ALIGNMENT_GOLD_DIR:-$(dirname "$HANSARDS_DIR")/alignment-gold}
@@ -73,6 +81,12 @@ LSTM=(--arch lstm --encoder-bidirectional --encoder-embed-dim 256 --decoder-embe
 
 log() { echo "| $(date -u +%H:%M:%S) $*"; }
 
+# pair CORPUS: the source and target language of the prepared folder WORK/CORPUS (its manifest)
+pair() {
+  python -c 'import sys; from pathlib import Path; from rnnsearch_plugin.hub import data_pair; print(*data_pair(Path(sys.argv[1])))' \
+    "$WORK/$1/bin"
+}
+
 # on_core CORE COMMAND...: one thread, pinned to CORE, wall time appended to $WORK/wall_times.tsv
 on_core() {
   local core=$1 start; shift
@@ -95,9 +109,11 @@ train() {
     log "$name on $corpus has finished ($dir/train.log): not run again (move the folder away to rerun it)"
     return
   fi
+  local langs
+  read -ra langs <<< "$(pair "$corpus")"
   mkdir -p "$dir"
   log "training $name on $corpus (core $core, $minutes minutes): $dir/train.log"
-  on_core "$core" fairseq-train "$WORK/$corpus/bin" --user-dir rnnsearch_plugin --task translation -s en -t fr \
+  on_core "$core" fairseq-train "$WORK/$corpus/bin" --user-dir rnnsearch_plugin --task translation -s "${langs[0]}" -t "${langs[1]}" \
     "${model[@]}" "$@" --max-tokens 4000 --stop-time-hours "$(python -c "print($minutes / 60)")" \
     --validate-interval-updates 500 --save-dir "$dir" --no-epoch-checkpoints --save-interval-updates 500 \
     --keep-interval-updates 1 --log-interval 100 --num-workers 0 --data-buffer-size 0 --log-file "$dir/train.log" > /dev/null
@@ -112,15 +128,25 @@ wait_jobs() {
 checkpoint() { echo "$WORK/checkpoints/$1/$2/checkpoint_best.pt"; }
 
 # evaluate CORE CORPUS SPLIT NAME...: rnnsearch-evaluate of the named systems into $WORK/report/CORPUS.SPLIT
+# (REPORT=OTHER.SPLIT: into $WORK/report/OTHER.SPLIT)
 evaluate() {
   local core=$1 corpus=$2 split=$3; shift 3
+  local report=${REPORT:-$corpus}.$split
   local args=() name
   for name in "$@"; do
     args+=(--system "$name=$(checkpoint "$corpus" "$name")" --train-log "$name=$WORK/checkpoints/$corpus/$name/train.log")
   done
   log "evaluating $* on $corpus $split (core $core)"
   on_core "$core" rnnsearch-evaluate --prepared "$WORK/$corpus" --split "$split" --beam "$BEAM" --lowercase \
-    "${args[@]}" --out "$WORK/report/$corpus.$split"
+    "${args[@]}" --out "$WORK/report/$report"
+}
+
+# heatmaps CORE CORPUS NAME: Figure 3, the first three test sentences, into $WORK/report/CORPUS.alignments
+heatmaps() {
+  local langs
+  read -ra langs <<< "$(pair "$2")"
+  on_core "$1" rnnsearch-heatmaps --path "$(checkpoint "$2" "$3")" --data "$WORK/$2/bin" \
+    --input "$WORK/$2/raw/test.${langs[0]}" --ids 0,1,2 --beam "$BEAM" --out "$WORK/report/$2.alignments"
 }
 
 stage_prepare() {
@@ -136,11 +162,9 @@ stage_hansards() {
 stage_hansards_evaluate() {
   evaluate 0 hansards test rnnsearch_small rnnencdec_small &
   {
-    local model
-    model=$(checkpoint hansards rnnsearch_small)
-    on_core 1 rnnsearch-heatmaps --path "$model" --data "$WORK/hansards/bin" --input "$WORK/hansards/raw/test.en" \
-      --ids 0,1,2 --beam "$BEAM" --out "$WORK/report/hansards.alignments"
-    on_core 1 rnnsearch-aer --path "$model" --data "$WORK/hansards/bin" --gold "$GOLD" --out "$WORK/report/hansards.aer"
+    heatmaps 1 hansards rnnsearch_small
+    on_core 1 rnnsearch-aer --path "$(checkpoint hansards rnnsearch_small)" --data "$WORK/hansards/bin" --gold "$GOLD" \
+      --out "$WORK/report/hansards.aer"
   } &
   wait_jobs
 }
@@ -232,6 +256,31 @@ stage_multi30k_evaluate() {
   evaluate 0 multi30k test "${systems[@]}" &
   evaluate 1 multi30k test1 "${systems[@]}" &
   wait_jobs
+}
+# The quickstart's recipe (scripts/quickstart.sh) in each direction of Multi30k, one core each
+QUICKSTART_RECIPE=(--arch rnnsearch_small "${ADAM[@]}" --lr 0.002 --lr-scheduler fixed --max-update 2000 --seed 1)
+stage_multi30k_directions() {
+  [[ -e "$WORK/multi30k/bin" ]] || python scripts/prepare_data.py multi30k --scheme spm --out "$WORK/multi30k"
+  python scripts/prepare_data.py multi30k -s fr -t en --scheme spm --out "$WORK/multi30k.fr-en"
+  train 0 multi30k quickstart "$DIRECTION_MINUTES" "${QUICKSTART_RECIPE[@]}" &
+  train 1 multi30k.fr-en quickstart "$DIRECTION_MINUTES" "${QUICKSTART_RECIPE[@]}" &
+  wait_jobs
+  local core=0 corpus split
+  for corpus in multi30k multi30k.fr-en; do
+    for split in test test1; do
+      REPORT=directions.$corpus evaluate "$core" "$corpus" "$split" quickstart &
+    done
+    core=1
+  done
+  wait_jobs
+}
+# RNNsearch-50 Fr->En, trained and evaluated as the hansards stages do En->Fr; one core
+stage_hansards_fr_en() {
+  python scripts/prepare_data.py hansards -s fr -t en --scheme word --shortlist 30000 --max-len 50 \
+    --out "$WORK/hansards.fr-en" --local-dir "$HANSARDS_DIR"
+  train 1 hansards.fr-en rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${ADAM[@]}" "${HANSARDS_OPTIONS[@]}" --seed 1
+  evaluate 1 hansards.fr-en test rnnsearch_small
+  heatmaps 1 hansards.fr-en rnnsearch_small
 }
 stage_publish() {
   python scripts/publish_results.py --work "$WORK" --out "$RESULTS"

@@ -258,11 +258,13 @@ def paper_worker(job: dict[str, Any]) -> dict[str, Any]:
     device, length, sentences = job["device"], job["length"], job["sentences"]
     step, model = synthetic_step(job["arch"], job["vocab"], sentences, length, device, job["dtype"], job["criterion"])
     timed(device, [step] * job["warmup"])
+    reset_peak_memory(device)
     seconds, tokens = timed(device, [step] * job["updates"])
+    peak_mb = peak_memory_mb(device)
     flops = sentences * training_flops(ModelSize.of(model), length, length) * job["updates"] / seconds
-    peak = matmul_flops_per_second(device, job["dtype"])
+    peak = matmul_flops_per_second(device, job["dtype"], job.get("size", 4096))
     return {"seconds_per_update": seconds / job["updates"], "wps": tokens / seconds,
-            "model_flops_per_second": flops, "matmul_flops_per_second": peak, "mfu": flops / peak}
+            "model_flops_per_second": flops, "matmul_flops_per_second": peak, "mfu": flops / peak, "peak_mb": peak_mb}
 
 
 def memory_worker(job: dict[str, Any]) -> dict[str, Any]:
@@ -277,7 +279,7 @@ def memory_worker(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def peaks_worker(job: dict[str, Any]) -> dict[str, Any]:
-    return {dtype: matmul_flops_per_second(job["device"], dtype) for dtype in ("float32", "bfloat16")}
+    return {dtype: matmul_flops_per_second(job["device"], dtype, job.get("size", 4096)) for dtype in ("float32", "bfloat16")}
 
 
 WORKERS = {"train": train_worker, "paper": paper_worker, "memory": memory_worker, "peaks": peaks_worker}
@@ -364,8 +366,8 @@ def generate(opts: argparse.Namespace, checkpoint: Path, beam: int, options: lis
                "--batch-size", str(opts.gen_batch_size), "--min-len", str(opts.decode_length),
                "--max-len-a", "0", "--max-len-b", str(opts.decode_length), "--num-workers", "0",
                *device_flags(opts.device), *options]
-    program = Path(sys.executable).parent / command[0]
-    result = subprocess.run([str(program), *command[1:]], capture_output=True, text=True)
+    beside = Path(sys.executable).parent / command[0]  # else on PATH (pip install --prefix)
+    result = subprocess.run([str(beside) if beside.exists() else command[0], *command[1:]], capture_output=True, text=True)
     found = re.search(r"Translated ([\d,]+) sentences \(([\d,]+) tokens\) in ([\d.]+)s", result.stderr)
     if result.returncode != 0 or found is None:
         raise SystemExit(f"benchmark: fairseq-generate failed ({result.returncode}):\n{result.stderr[-3000:]}")

@@ -74,6 +74,29 @@ def pad_batch(sentences: list[list[int]], pad: int, left: bool) -> torch.Tensor:
     return torch.tensor(rows)
 
 
+def pytest_addoption(parser) -> None:
+    parser.addoption("--device", default="cpu",
+                     help="device of the model tests (cuda: scripts/gpu_check.sh); the default is cpu")
+
+
+@pytest.fixture(scope="session")
+def device(request) -> torch.device:
+    """The ``--device`` the tests run on."""
+    return torch.device(request.config.getoption("--device"))
+
+
+@pytest.fixture(autouse=True)
+def on_device(device):
+    """Tensors and models made without a device go to ``--device`` (torch's default device), so
+    that the model tests run unchanged on a GPU; on the CPU nothing changes."""
+    if device.type == "cpu":
+        yield
+        return
+    torch.set_default_device(device)
+    yield
+    torch.set_default_device(None)
+
+
 @pytest.fixture(params=["rnnsearch", "rnnencdec"])
 def kind(request) -> str:
     return request.param

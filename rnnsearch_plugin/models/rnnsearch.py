@@ -21,6 +21,7 @@ from .. import hub
 from ..fairseq_fixes.alignment_options import check_options
 from ..fairseq_fixes.cli_errors import UserInputError
 from ..speed import precision
+from ..speed.routes import measured_on
 from .decoder import READOUT_STATES, ConditionalGRUDecoder
 from .encoder import RecurrentEncoder
 from .initialization import initialize_parameters
@@ -136,7 +137,7 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
         in bfloat16, its weights stored in bfloat16 once (autocast would cast them again at every
         decoding step)."""
         check_options(self, cfg.generation)
-        on_cpu = next(self.parameters()).device.type == "cpu"
+        on_cpu = measured_on(next(self.parameters()).device)
         if self.set_cpu_bfloat16(on_cpu and bool(safe_getattr(cfg.common, "amp", False))):
             self.to(torch.bfloat16)
             logger.info(f"translating with {precision.SUMMARY}")

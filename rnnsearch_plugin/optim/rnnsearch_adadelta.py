@@ -8,7 +8,7 @@ the L2 norm of the whole gradient rescaled to the threshold (1) whenever it exce
     x_{t+1}   = x_t + lr * dx_t                (lr = 1.0: plain Adadelta)
 
 ``torch.optim.Adadelta`` computes exactly these updates; on the CPU they run a block of values at a
-time (``speed/adadelta.py``: the same operations and state, so checkpoints interchange). fairseq's
+time (``speed/adadelta.py``, ``speed/routes.py``: the same operations and state, so checkpoints interchange). fairseq's
 ``--clip-norm`` scales by max_norm / (||g|| + 1e-6), so a clipped gradient ends up slightly below
 the threshold; ``clip_grad_norm`` here rescales to exactly max_norm / ||g||, as B.2 says. Use it
 as ``--optimizer rnnsearch_adadelta --lr 1.0 --lr-scheduler fixed --clip-norm 1.0``: without the
@@ -26,6 +26,7 @@ from omegaconf import II
 
 from ..speed.adadelta import BlockwiseAdadelta
 from ..speed.precision import at_least_float32
+from ..speed.routes import measured_on
 
 logger = logging.getLogger(__name__)
 
@@ -52,8 +53,8 @@ class PaperAdadelta(FairseqOptimizer):
         super().__init__(cfg)
         warn_unless_appendix_b2(cfg)
         params = list(params)  # tensors (fairseq's build_optimizer)
-        on_cpu = all(p.device.type == "cpu" for p in params)
-        self._optimizer = (BlockwiseAdadelta if on_cpu else torch.optim.Adadelta)(params, **self.optimizer_config)
+        blockwise = all(measured_on(p.device) for p in params)
+        self._optimizer = (BlockwiseAdadelta if blockwise else torch.optim.Adadelta)(params, **self.optimizer_config)
 
     @property
     def optimizer_config(self) -> dict[str, float]:

@@ -16,13 +16,15 @@ s_0 (A.2.2), by the fastest exact route torch's CPU kernels offer on the process
   by the route above. Under autocast
   (``precision.py``) the float32 result is returned, for the float32 state update and the
   products that cast it anyway; without autocast (a model converted to half) it is cast back.
-- other devices: ``torch.tanh``.
+- other devices: ``torch.tanh`` (``routes.py``).
 """
 from functools import cache
 from pathlib import Path
 
 import torch
 from torch import Tensor
+
+from .routes import measured_on
 
 HALF_DTYPES = (torch.bfloat16, torch.float16)
 
@@ -53,7 +55,7 @@ def sigmoid_route(x: Tensor) -> Tensor:
 
 
 def tanh(x: Tensor) -> Tensor:
-    if x.device.type != "cpu":
+    if not measured_on(x.device):
         return torch.tanh(x)
     if x.dtype in HALF_DTYPES:
         y = tanh(x.float())

@@ -10,12 +10,16 @@ Training and scoring have one hypothesis per sentence (k = 1).
 Every row carries the index of its source sentence (``SENTENCE``, R entries). A reordering
 that keeps each row's sentence (fairseq shuffling hypotheses within their beams) leaves the
 source-side tensors as they are; one that changes it (the expansion to the beam, finished
-sentences leaving the batch) selects their groups anew.
+sentences leaving the batch) selects their groups anew. On a device other than the CPU every
+tensor is selected by row, one source-side row per hypothesis (k = 1), as fairseq's lstm does
+(``routes.py``).
 """
 from collections.abc import Collection
 
 import torch
 from torch import Tensor
+
+from .routes import measured_on
 
 SENTENCE = "sentence"  # R: which source sentence each hypothesis row holds
 
@@ -49,6 +53,8 @@ def select_rows(
     """Hypothesis rows ``new_order`` of ``tensors``: the tensors named in ``per_hypothesis_keys``
     have a row per hypothesis, the others (but ``SENTENCE``) a row per group."""
     sentence = tensors[SENTENCE].index_select(0, new_order)
+    if not measured_on(sentence.device):
+        return {key: tensor.index_select(0, new_order) for key, tensor in tensors.items()}
     source_keys = [key for key in tensors if key != SENTENCE and key not in per_hypothesis_keys]
     selected = {key: tensors[key].index_select(0, new_order) for key in per_hypothesis_keys}
     if source_keys and not torch.equal(sentence, tensors[SENTENCE]):

@@ -5,12 +5,14 @@ In training each unit is zeroed with probability p and the others are scaled by 
 ``torch.nn.Dropout`` does; outside training, or at p = 0, the input passes unchanged. On the CPU
 torch draws ``nn.Dropout``'s mask with ``bernoulli_``, which is slower than drawing uniform numbers
 and comparing them with p: forward and backward of a 216 x 18 x 256 tensor take 8.5-8.8 ms against
-3.7-3.9 ms here on 2 threads (``benchmarks/changes.md``). Other devices keep torch's fused dropout.
+3.7-3.9 ms here on 2 threads (``benchmarks/changes.md``). Other devices keep torch's fused dropout (``routes.py``).
 The mask is drawn in float32 whatever the input's dtype, so that p is not rounded to bfloat16.
 """
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from .routes import measured_on
 
 
 class Dropout(nn.Module):
@@ -26,7 +28,7 @@ class Dropout(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         if not self.training or self.p == 0.0:
             return x
-        if x.device.type != "cpu":
+        if not measured_on(x.device):
             return F.dropout(x, self.p, training=True)
         return x * dropout_mask(x, self.p)
 

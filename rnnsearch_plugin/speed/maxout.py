@@ -13,9 +13,14 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from .routes import measured_on
+
 
 def maxout(pre_maxout: Tensor, pool_size: int) -> Tensor:
-    """pre_maxout: ... x (l k) -> ... x l, the maximum of each pool of k consecutive units."""
+    """pre_maxout: ... x (l k) -> ... x l, the maximum of each pool of k consecutive units
+    (on a device other than the CPU by ``amax``, torch's own route: ``routes.py``)."""
+    if not measured_on(pre_maxout.device):
+        return pre_maxout.unflatten(-1, (-1, pool_size)).amax(-1)
     if pool_size > 1 and torch.is_grad_enabled() and pre_maxout.requires_grad:
         return _Maxout.apply(pre_maxout, pool_size)
     return pool_maximum(pre_maxout, pool_size)

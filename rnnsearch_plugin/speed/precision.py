@@ -31,6 +31,7 @@ from fairseq.utils import safe_getattr
 from torch import Tensor
 
 from ..fairseq_fixes.cpu_amp import silence_disabled_cuda_warnings
+from .routes import measured_on
 
 logger = logging.getLogger(__name__)
 SUMMARY = "bfloat16 products on the CPU (--amp)"  # the model summary's line (fairseq-train logs it), read by Table 2
@@ -70,13 +71,16 @@ def keep_compiled_products() -> None:
 
 def requested(cfg: Any) -> bool:
     """Whether a model config asks for bfloat16 on the CPU: ``--amp`` (``amp: II("common.amp")``;
-    a config made outside fairseq holds the unresolved string and asks for nothing)."""
-    return safe_getattr(cfg, "amp", False) is True
+    a config made outside fairseq holds the unresolved string and asks for nothing) where fairseq
+    trains on the CPU, as it does without CUDA. With CUDA, --amp is fairseq's own autocast on the
+    GPU (float16), and the model summary must not name bfloat16 on the CPU (``--cpu --amp`` on a
+    machine with CUDA trains in float32)."""
+    return safe_getattr(cfg, "amp", False) is True and not torch.cuda.is_available()
 
 
 def cpu_autocast(enabled: bool, like: Tensor) -> ContextManager[None]:
     """bfloat16 autocast when ``enabled`` and ``like`` (an input) is on the CPU; else nothing."""
-    if enabled and like.device.type == "cpu":
+    if enabled and measured_on(like.device):
         return torch.autocast("cpu", dtype=torch.bfloat16)
     return contextlib.nullcontext()
 

@@ -12,7 +12,8 @@ gradient is one product over all B T rows: [x_1; ...; x_T]^T [dL/dy_1; ...; dL/d
 hands the steps their operand (cast to the products' dtype once) runs it: autograd reaches that node
 only after every step that used the operand.
 
-Without autograd (decoding, validation) the products are plain ones.
+Without autograd (decoding, validation), or on a device other than the CPU (``routes.py``), the
+products are plain ones.
 """
 from typing import Any, Callable, Optional, Union
 
@@ -20,6 +21,7 @@ import torch
 from torch import Tensor, nn
 
 from .precision import product_dtype
+from .routes import measured_on
 
 Operand = Union[nn.Linear, Tensor]
 StepProduct = Callable[[Tensor, Any], Tensor]  # (x, operand) -> x times the operand
@@ -72,10 +74,11 @@ class _StepProduct(torch.autograd.Function):
 class StepProducts:
     """``multiply(x, operand)`` = x W^T for an ``nn.Linear`` without bias, x @ M for a tensor M,
     with dL/dW (dL/dM) deferred as above when autograd records (``like``: a tensor of the
-    recurrence, for the products' dtype)."""
+    recurrence, for the products' dtype, and its device: elsewhere than on the CPU, plain products,
+    ``routes.py``)."""
 
     def __init__(self, like: Tensor) -> None:
-        self.deferred = torch.is_grad_enabled()
+        self.deferred = torch.is_grad_enabled() and measured_on(like.device)
         self.dtype = product_dtype(like)
         self.shared: dict[int, tuple[Tensor, _Tape]] = {}
 

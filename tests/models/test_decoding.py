@@ -6,6 +6,7 @@ from fairseq.sequence_generator import SequenceGenerator
 
 from conftest import SOURCES, TARGETS, build, pad_batch
 from rnnsearch_plugin.models.attention import AdditiveAttention
+from rnnsearch_plugin.speed.routes import measured_on
 
 
 def forward_log_probs(model, sources, targets, left_pad=True):
@@ -18,14 +19,14 @@ def forward_log_probs(model, sources, targets, left_pad=True):
 
 def across_sentences(rows: int, step: int, generator: torch.Generator) -> torch.Tensor:
     """Any permutation of the rows: every source-side tensor must move."""
-    return torch.randperm(rows, generator=generator)
+    return torch.randperm(rows, generator=generator, device=generator.device)
 
 
 def within_beams(rows: int, step: int, generator: torch.Generator) -> torch.Tensor:
     """What fairseq's beam search does: rows 2b, 2b+1 hold sentence b; hypotheses are shuffled
     (or one is copied over its sibling) inside each sentence's pair, so the source-side tensors
     stay where they are; at step 3 the last sentence finishes and leaves the batch."""
-    pairs = torch.randint(0, 2, (rows // 2, 2), generator=generator) + torch.arange(0, rows, 2)[:, None]
+    pairs = torch.randint(0, 2, (rows // 2, 2), generator=generator, device=generator.device) + torch.arange(0, rows, 2)[:, None]
     return (pairs[:-1] if step == 3 else pairs).flatten()
 
 
@@ -43,7 +44,7 @@ def test_incremental_decoding_with_beam_reordering_equals_full_forward(kind, reo
     encoder_out = model.encoder.reorder_encoder_out(encoder_out, expand)
     state: dict = {}
     order = torch.arange(len(sources))  # row r holds the hypothesis (prefix) order[r]
-    generator = torch.Generator().manual_seed(0)
+    generator = torch.Generator(torch.get_default_device()).manual_seed(0)
     for step in range(prev.size(1)):
         if step > 0:
             new_order = reordering(len(order), step, generator)
@@ -53,7 +54,7 @@ def test_incremental_decoding_with_beam_reordering_equals_full_forward(kind, reo
         out = model.decoder(prev[order, : step + 1], encoder_out, incremental_state=state)
         step_log_probs = model.get_normalized_probs(out, log_probs=True)[:, -1]
         torch.testing.assert_close(step_log_probs, full[order, step], rtol=0, atol=1e-6)
-        if reordering is within_beams:  # the source side stays once per live sentence, not per row
+        if reordering is within_beams and measured_on(src.device):  # the source side stays once per live sentence
             assert encoder_out["padding_mask"].size(0) == len(order) // 2
 
 
@@ -146,6 +147,20 @@ def greedy(model, source: list[int], max_len: int) -> list[int]:
     else:
         prefix.append(eos)
     return prefix[1:]
+
+
+def test_beam_search_scores_equal_a_teacher_forced_pass(kind):
+    """Every hypothesis's per-token scores from beam search are the log-probabilities a full
+    forward over that hypothesis gives its tokens."""
+    model = build(kind)
+    eos = model.decoder.dictionary.eos()
+    for source, hypotheses in zip(SOURCES, beam_search(model, beam=3)):
+        for hypothesis in hypotheses:
+            tokens = hypothesis["tokens"]
+            log_probs, _ = forward_log_probs(model, [source], [[eos] + tokens[:-1].tolist()])
+            forced = log_probs[0].gather(-1, tokens[:, None]).squeeze(-1)
+            torch.testing.assert_close(hypothesis["positional_scores"], forced.to(hypothesis["positional_scores"].dtype),
+                                       rtol=0, atol=1e-5)
 
 
 def test_beam_size_one_equals_greedy_search(kind):

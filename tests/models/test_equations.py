@@ -93,7 +93,8 @@ def test_batched_gradients_match_literal_equations(kind, readout):
     prev = pad_batch(TARGETS, model.encoder.padding_idx, left=False)
     logits = model(src, torch.tensor([len(s) for s in SOURCES]), prev)[0]
     log_probs = torch.log_softmax(logits, dim=-1)  # in float64 (fairseq's get_normalized_probs takes float32)
-    weights = torch.rand(log_probs.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    weights = torch.rand(log_probs.shape, generator=torch.Generator(log_probs.device).manual_seed(0),
+                         dtype=torch.float64)
     lengths = [len(t) for t in TARGETS]
     batched = sum((log_probs[b, :n] * weights[b, :n]).sum() for b, n in enumerate(lengths))
     literal = sum((reference_log_probs(model, source, target, readout) * weights[b, : len(target)]).sum()

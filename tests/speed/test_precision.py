@@ -1,9 +1,10 @@
 """Mixed precision. On the CPU, the plugin's --amp (``speed/precision.py``): bfloat16 products, float32
 states, attention softmax and loss, in training and in translation; where the processor has no
-bfloat16 arithmetic, one line and float32. On every device torch sees, a model converted to half
-precision (what fairseq's --fp16/--bf16 do on GPUs) keeps the attention a distribution over the
-real source words, close to the float32 one. Weights are spread out so that the attention is far
-from uniform (at B.1's start v_a = 0 makes it uniform in any precision)."""
+bfloat16 arithmetic, one line and float32. On the tests' ``--device`` (tests/conftest.py), a model
+converted to half precision (what fairseq's --fp16/--bf16 do on GPUs) keeps the attention a
+distribution over the real source words, close to the float32 one, and bfloat16 training tracks
+float32. Weights are spread out so that the attention is far from uniform (at B.1's start v_a = 0
+makes it uniform in any precision)."""
 import logging
 import os
 import re
@@ -17,13 +18,11 @@ import torch
 from conftest import REPO, generate, initialized, lines_of, losses_by_update, pad_batch, run, train_command
 from rnnsearch_plugin.speed import precision
 
-DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 UPDATES = 200
 VOCAB = 40
-needs_bfloat16 = pytest.mark.skipif(
-    not precision.bfloat16_supported(),
-    reason="cannot run here: this processor has no bfloat16 arithmetic (AVX512-BF16 or AMX), where --amp keeps "
+NO_BFLOAT16 = ("cannot run here: this processor has no bfloat16 arithmetic (AVX512-BF16 or AMX), where --amp keeps "
            "float32 (test_without_bfloat16_arithmetic_the_model_keeps_float32 checks that); it runs on one that has")
+needs_bfloat16 = pytest.mark.skipif(not precision.bfloat16_supported(), reason=NO_BFLOAT16)
 
 
 def small_model(kind: str, device: str, spread: float = 0.0) -> torch.nn.Module:
@@ -45,8 +44,8 @@ def reversal_batches(device: str, count: int = 8, longest: int = 9) -> list[tupl
     generator = torch.Generator().manual_seed(1)
     batches = []
     for _ in range(count):
-        lengths = torch.randint(3, longest + 1, (16,), generator=generator).tolist()
-        sources = [torch.randint(4, VOCAB + 4, (n,), generator=generator).tolist() + [2] for n in lengths]
+        lengths = torch.randint(3, longest + 1, (16,), generator=generator, device="cpu").tolist()
+        sources = [torch.randint(4, VOCAB + 4, (n,), generator=generator, device="cpu").tolist() + [2] for n in lengths]
         targets = [s[:-1][::-1] + [2] for s in sources]
         src = pad_batch(sources, 1, left=True)
         prev = pad_batch([[2] + t[:-1] for t in targets], 1, left=False)
@@ -83,9 +82,11 @@ def train_losses(kind: str, device: str, bfloat16: bool) -> list[float]:
     return losses
 
 
-@needs_bfloat16
-@pytest.mark.parametrize("device", DEVICES)
 def test_bfloat16_training_tracks_float32(kind, device):
+    """On the tests' ``--device`` (tests/conftest.py)."""
+    device = device.type
+    if device == "cpu" and not precision.bfloat16_supported():
+        pytest.skip(NO_BFLOAT16)
     full, half = train_losses(kind, device, False), train_losses(kind, device, True)
     assert all(torch.isfinite(torch.tensor(half)))
     windows = [(sum(full[i:i + 25]) / 25, sum(half[i:i + 25]) / 25) for i in range(0, UPDATES, 25)]
@@ -136,10 +137,9 @@ def test_cpu_bfloat16_attention_is_the_float32_attention(mode):
     torch.testing.assert_close(log_probs[real], reference_probs[real], rtol=0, atol=0.15)
 
 
-@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_half_model_keeps_attention_close_to_float32(device, dtype):
-    model, (src, lengths, prev), _, reference_alpha = spread_model_and_batch(device)
+    model, (src, lengths, prev), _, reference_alpha = spread_model_and_batch(device.type)
     with torch.no_grad():
         _, extra = model.to(dtype)(src, lengths, prev)  # fairseq --fp16 / --bf16: the whole model in half
     assert_close_distribution(extra["attn"][0], reference_alpha, src)

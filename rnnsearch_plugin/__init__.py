@@ -9,7 +9,7 @@ checkpoint, makes fairseq-interactive serve every line it is given, gives an emp
 empty translation, lets torchrun start data-parallel training on CPUs, makes fairseq's commands
 report user mistakes in one line and log each ``--log-file`` line once, without hydra's
 version_base warning or the two warnings about fairseq's code on a CPU, and makes ``--amp`` on a
-CPU stop on a non-finite gradient. The Python API: ``load`` (``hub.py``).
+CPU stop on a non-finite gradient, and lets ``--bf16`` train without a TPU. The Python API: ``load`` (``hub.py``).
 
     models/          the paper's model, one module per part (Appendix A, B.1)
     speed/           what makes it fast: tanh, beam-search row layout, per-sequence weight
@@ -23,7 +23,7 @@ CPU stop on a non-finite gradient. The Python API: ``load`` (``hub.py``).
     data/            data pipelines: raw parallel text to fairseq-binarized data
 """
 from .fairseq_fixes import (
-    batching, checkpoint_safety, checkpoint_writing, cli_errors, cpu_amp, distributed_launch, empty_source,
+    batching, bf16_device, checkpoint_safety, checkpoint_writing, cli_errors, cpu_amp, distributed_launch, empty_source,
     interactive_input, log_output,
 )
 from .hub import Alignment, RNNSearchHubInterface, load
@@ -32,6 +32,7 @@ from .models.rnnsearch import RNNEncDecModel, RNNSearchModel
 from .optim.rnnsearch_adadelta import PaperAdadelta
 
 batching.install()
+bf16_device.install()
 checkpoint_safety.install()
 checkpoint_writing.install()
 cli_errors.install()

@@ -10,6 +10,7 @@ repairs and when it can be deleted; ``rnnsearch_plugin/__init__.py`` installs th
 - ``empty_source``: an empty source gets the empty translation, not one the model makes up;
 - ``distributed_launch``: torchrun's data-parallel training on machines without GPUs;
 - ``log_output``: each --log-file line once, no hydra version_base warning, no pin_memory or autocast warning on a CPU;
+- ``bf16_device``: --bf16 trains on the GPU or CPU it is given (fairseq infers a TPU from it);
 - ``cpu_amp``: --amp on a CPU stops on a non-finite gradient;
 - ``patching``: ``wrap_once``, the one way a repair replaces a fairseq function.
 """

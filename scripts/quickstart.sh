@@ -72,7 +72,7 @@ if [[ "$ARCH" == rnnsearch* ]]; then
   rnnsearch-heatmaps --path "$CHECKPOINTS/checkpoint_best.pt" --data "$DATA/bin" --input "$DATA/raw/test.$SRC" \
     --ids 0,1,2 --beam "$BEAM" --out "$WORK/report/alignments"
   GOLD=${ALIGNMENT_GOLD_DIR:-$(dirname "${MULTI30K_DIR:-../shared/data/multi30k}")/alignment-gold}
-  if [[ "$SRC-$TGT" != en-fr ]]; then
+  if [[ "$SRC-$TGT" != en-fr && "$SRC-$TGT" != fr-en ]]; then  # rnnsearch-aer transposes it for fr-en
     echo "| the alignment gold standard aligns English with French: no AER for $SRC->$TGT"
   elif [[ -f "$GOLD/dev.wa.nonullalign" ]]; then
     rnnsearch-aer --path "$CHECKPOINTS/checkpoint_best.pt" --data "$DATA/bin" --gold "$GOLD" --out "$WORK/report"

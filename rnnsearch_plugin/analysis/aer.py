@@ -1,78 +1,138 @@
 """Alignment Error Rate (Och & Ney 2003) of the soft alignments, read as word links, against a
-hand-made gold standard (the HLT-NAACL 2003 English-French Hansards data in
-shared/data/alignment-gold: English source, French target).
+hand-made gold standard of any language pair, in either of two formats:
 
+- NAACL (the HLT-NAACL 2003 shared task's, as the English-French Hansards data in
+  shared/data/alignment-gold): one link a line, "sentence first_position second_position S|P",
+  1-based, the first language's words (English, ``dev.e``) before the second's (French, ``dev.f``);
+- Pharaoh (what fast_align and eflomal write and most gold sets now use): one line per sentence
+  pair, "i-j" a sure link and "i?j" (or "ipj") a possible one, i a word of the source sentence and
+  j of the target, 0-based unless the file counts from 1, beside the tokenised source and target
+  sentences one a line.
+
+Links are held as (source_position, target_position), 1-based; ``transposed`` turns a gold
+standard of the pair (A, B) into one of (B, A), which scores a model of the other direction.
 With A the predicted links, S the sure and P the possible gold links (S included in P):
 
     precision = |A ∩ P| / |A|      recall = |A ∩ S| / |S|      AER = 1 - (|A ∩ S| + |A ∩ P|) / (|A| + |S|)
 
 each count summed over all sentences before dividing (corpus level, as in the shared task).
-Links are (english_position, french_position), 1-based, as in the gold files.
 """
+import re
 from pathlib import Path
 
 import numpy as np
 
+from ..data.textio import read_lines
 
-Link = tuple[int, int]  # (english_position, french_position), 1-based
-GOLD_LINE = "'sentence english_position french_position S|P'"
+Link = tuple[int, int]  # (source_position, target_position), 1-based
+Gold = dict[int, tuple[set[Link], set[Link]]]  # {sentence, 1-based: (sure, possible)}, sure within possible
+NAACL_LINE = "'sentence first_position second_position S|P'"
+PHARAOH_LINK = re.compile(r"(\d+)([-?p])(\d+)")
+PHARAOH_LINKS = "i-j (sure) or i?j / ipj (possible), i the source and j the target word"
 
 
-def read_gold(path: Path) -> dict[int, tuple[set[Link], set[Link]]]:
-    """{sentence: (sure, possible)} from a ``*.wa`` file, one link a line
-    "sentence english_position french_position S|P"; the sure links are added to possible."""
-    gold: dict[int, tuple[set[Link], set[Link]]] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+def read_naacl(path: Path) -> Gold:
+    """{sentence: (sure, possible)} from a NAACL ``*.wa`` file, one link a line
+    "sentence first_position second_position S|P"; the sure links are added to possible."""
+    gold: Gold = {}
+    for number, line in enumerate(read_lines(path), start=1):
         if not line.strip():
             continue
-        sentence, link, sure = parse_gold_line(line, f"{path}:{number}")
-        sure_links, possible_links = gold.setdefault(sentence, (set(), set()))
-        possible_links.add(link)
-        if sure:
-            sure_links.add(link)
+        sentence, link, sure = parse_naacl_line(line, f"{path}:{number}")
+        add_link(gold.setdefault(sentence, (set(), set())), link, sure)
     return gold
 
 
-def parse_gold_line(line: str, where: str) -> tuple[int, Link, bool]:
+def parse_naacl_line(line: str, where: str) -> tuple[int, Link, bool]:
     """'1 3 4 P' -> (1, (3, 4), False); ``where`` (file:line) names a malformed line."""
     fields = line.split()
     if len(fields) != 4 or fields[3] not in ("S", "P") or not all(field.isdigit() for field in fields[:3]):
-        raise ValueError(f"{where}: expected {GOLD_LINE}, got {line.strip()!r}")
-    sentence, english, french = (int(field) for field in fields[:3])
-    if min(sentence, english, french) < 1:
+        raise ValueError(f"{where}: expected {NAACL_LINE}, got {line.strip()!r}")
+    sentence, first, second = (int(field) for field in fields[:3])
+    if min(sentence, first, second) < 1:
         raise ValueError(f"{where}: positions are 1-based, got {line.strip()!r}")
-    return sentence, (english, french), fields[3] == "S"
+    return sentence, (first, second), fields[3] == "S"
+
+
+def add_link(links: tuple[set[Link], set[Link]], link: Link, sure: bool) -> None:
+    sure_links, possible_links = links
+    possible_links.add(link)
+    if sure:
+        sure_links.add(link)
+
+
+def read_pharaoh(path: Path, sources: list[str], targets: list[str], one_based: bool = False) -> Gold:
+    """{sentence: (sure, possible)} from a Pharaoh file, its line n the links of the n-th
+    ``sources`` and ``targets`` sentence (tokenised, words split on spaces); an empty line is a
+    sentence pair without links. Positions count from 0 (from 1 with ``one_based``)."""
+    lines = read_lines(path)
+    if not len(lines) == len(sources) == len(targets):
+        raise ValueError(f"{path} has {len(lines)} lines but the gold source has {len(sources)} and the gold target "
+                         f"{len(targets)}: give one line per sentence pair in each")
+    gold: Gold = {}
+    offset = 0 if one_based else 1
+    for number, (line, source, target) in enumerate(zip(lines, sources, targets), start=1):
+        links = gold[number] = (set(), set())
+        for field in line.split():
+            match = PHARAOH_LINK.fullmatch(field)
+            if match is None:
+                raise ValueError(f"{path}:{number}: malformed link {field!r}: expected {PHARAOH_LINKS} position")
+            link = (int(match[1]) + offset, int(match[3]) + offset)
+            check_position(link, len(source.split()), len(target.split()),
+                           f"{path}:{number}: link {field}", "1-based" if one_based else "0-based")
+            add_link(links, link, match[2] == "-")
+    return gold
+
+
+def check_position(link: Link, source_words: int, target_words: int, what: str, counting: str) -> None:
+    """Refuse a link outside its sentences, naming both lengths and how positions count."""
+    if not (1 <= link[0] <= source_words and 1 <= link[1] <= target_words):
+        raise ValueError(f"{what} is out of range: the source has {source_words} words and the target "
+                         f"{target_words} (positions are {counting})")
+
+
+def check_positions(gold: Gold, sources: list[str], targets: list[str], where: str) -> None:
+    """Every link of ``gold`` (1-based) within its sentence pair; ``where`` names the gold file."""
+    for sentence, (_, possible) in sorted(gold.items()):
+        for link in sorted(possible):
+            check_position(link, len(sources[sentence - 1].split()), len(targets[sentence - 1].split()),
+                           f"{where}: sentence {sentence}, link {link[0]} {link[1]}", "1-based")
+
+
+def transposed(gold: Gold) -> Gold:
+    """The gold standard of the reverse pair: every link (i, j) becomes (j, i)."""
+    return {sentence: ({(j, i) for i, j in sure}, {(j, i) for i, j in possible})
+            for sentence, (sure, possible) in gold.items()}
 
 
 def argmax_links(weights: np.ndarray) -> set[Link]:
-    """Each French (target) word linked to the English (source) word it attends to most;
-    weights: F x E."""
-    weights = np.asarray(weights, dtype=float)  # F x E
+    """Each target word linked to the source word it attends to most; weights: T x S."""
+    weights = np.asarray(weights, dtype=float)  # T x S
     if weights.ndim != 2 or (weights.shape[0] and not weights.shape[1]):
-        raise ValueError(f"weights must be a French x English matrix with English words, got shape {weights.shape}")
-    return {(int(english) + 1, french + 1) for french, english in enumerate(weights.argmax(axis=1))}
+        raise ValueError(f"weights must be a target x source matrix with source words, got shape {weights.shape}")
+    return {(int(source) + 1, target + 1) for target, source in enumerate(weights.argmax(axis=1))}
 
 
 def threshold_links(weights: np.ndarray, threshold: float) -> set[Link]:
-    """Every link with weight >= ``threshold``, plus each French word's argmax link, so that no
-    French word is left unaligned (the gold standard has no NULL links; a threshold above the
-    largest weight of a row would otherwise leave that word out); weights: F x E."""
-    french, english = np.nonzero(np.asarray(weights, dtype=float) >= threshold)  # F x E
-    return {(int(e) + 1, int(f) + 1) for f, e in zip(french, english)} | argmax_links(weights)
+    """Every link with weight >= ``threshold``, plus each target word's argmax link, so that no
+    target word is left unaligned (the gold standard has no NULL links; a threshold above the
+    largest weight of a row would otherwise leave that word out); weights: T x S."""
+    target, source = np.nonzero(np.asarray(weights, dtype=float) >= threshold)  # T x S
+    return {(int(s) + 1, int(t) + 1) for t, s in zip(target, source)} | argmax_links(weights)
 
 
-def diagonal_links(english_length: int, french_length: int) -> set[Link]:
-    """The diagonal baseline: French word j (1-based) linked to English word
-    round((j - 0.5) * n / m + 0.5), n English and m French words, rounding half up: the English
-    word whose span [i - 1, i) holds the centre of the French word on a common [0, n) scale.
+def diagonal_links(source_length: int, target_length: int) -> set[Link]:
+    """The diagonal baseline: target word j (1-based) linked to source word
+    round((j - 0.5) * n / m + 0.5), n source and m target words, rounding half up: the source
+    word whose span [i - 1, i) holds the centre of the target word on a common [0, n) scale.
     Computed in integers as floor((2j - 1) n / 2m) + 1; since 0 < (2j - 1) n / 2m < n this
     already lies in [1, n], the clipping. Square sentences give the identity."""
-    if english_length < 1 or french_length < 0:
-        raise ValueError(f"need English words and a French length >= 0, got {english_length} and {french_length}")
-    return {((2 * j - 1) * english_length // (2 * french_length) + 1, j) for j in range(1, french_length + 1)}
+    if source_length < 1 or target_length < 0:
+        raise ValueError(f"need source words and a target length >= 0, got {source_length} and {target_length}")
+    return {((2 * j - 1) * source_length // (2 * target_length) + 1, j) for j in range(1, target_length + 1)}
 
 
-def alignment_error_rate(predicted: dict[int, set[Link]], gold: dict[int, tuple[set[Link], set[Link]]]) -> dict[str, float]:
+def alignment_error_rate(predicted: dict[int, set[Link]], gold: Gold) -> dict[str, float]:
     """Precision, recall and AER (Och & Ney 2003) summed over all sentences, with the number
     of sentences and of predicted links. Both must hold the same sentences."""
     missing, extra = sorted(gold.keys() - predicted.keys()), sorted(predicted.keys() - gold.keys())

@@ -5,5 +5,5 @@ logging before importing the ones that load models. rnnsearch-serve lives in ``s
 - ``average_checkpoints``: rnnsearch-average-checkpoints, loading weights-only;
 - ``evaluate``: rnnsearch-evaluate, Table 1, Figure 2, Table 2 and Appendix C for trained systems;
 - ``heatmaps``: rnnsearch-heatmaps, Figure 3;
-- ``aer``: rnnsearch-aer, the alignment error rate on the Hansards gold standard.
+- ``aer``: rnnsearch-aer, the alignment error rate against a gold standard (NAACL or Pharaoh format).
 """

@@ -1,18 +1,25 @@
 """rnnsearch-aer: the alignment error rate of a trained RNNsearch's soft alignments.
 
     rnnsearch-aer --path CKPT --data DATA/bin --gold ../shared/data/alignment-gold [--threshold 0.3] --out DIR
+    rnnsearch-aer --path CKPT --data DATA/bin --gold gold.talp --gold-source gold.de --gold-target gold.en
+                  [--gold-langs de-en] [--gold-one-based] --out DIR
 
-AER (Och & Ney 2003) against the Hansards gold standard: the gold French is force-decoded given
-the English, the first word of each sentence given back the capital the gold set took from it
-(where the model's dictionary has the capitalised word), each gold word encoded on its own so
-that every piece maps to one gold word; piece weights become word weights (source pieces
-summed, target pieces averaged, </s> left out), and links are each French word's most-attended
-English word (argmax) or, in addition, every word pair with weight >= --threshold. The diagonal
-alignment is reported beside them as a baseline.
+AER (Och & Ney 2003) against a gold standard (``analysis/aer.py``): a folder in the NAACL format
+of the Hansards set (dev.e, dev.f, dev.wa.nonullalign: English and French), or a Pharaoh file
+("i-j" sure, "i?j" possible, 0-based) with its tokenised sentences, whose languages are the
+model's unless --gold-langs names them. A gold standard of the model's pair the other way round
+(the Hansards' English-French for a Fr->En model) is transposed, and the output says so. The gold
+target sentences are force-decoded given the sources, each gold word encoded on its own so that
+every piece maps to one gold word (in the Hansards set, the first word of each sentence given back
+the capital the set took from it, where the model's dictionary has the capitalised word); piece
+weights become word weights (source pieces summed, target pieces averaged, </s> left out), and
+links are each target word's most-attended source word (argmax) or, in addition, every word pair
+with weight >= --threshold. The diagonal alignment is reported beside them as a baseline.
 """
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -23,7 +30,63 @@ from ..analysis.markdown import markdown_table
 from ..data.textio import DataError, read_lines, write_atomic
 from ..hub import USER_ERRORS, RNNSearchHubInterface, load
 
-GOLD_PAIR = ("en", "fr")  # the Hansards gold standard: English dev.e, French dev.f
+NAACL_PAIR = ("en", "fr")  # the Hansards gold standard: English dev.e, French dev.f
+NAACL_FILES = ("dev.e", "dev.f", "dev.wa.nonullalign")
+Pair = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class GoldStandard:
+    """Gold sentences and links as the files give them: ``links`` are (first, second) positions,
+    ``first`` and ``second`` the sentences of ``pair`` (None: the model's pair, unnamed)."""
+    first: list[str]
+    second: list[str]
+    links: aer.Gold
+    pair: Pair | None
+    naacl: bool
+
+
+def read_gold_standard(args: argparse.Namespace) -> GoldStandard:
+    """The NAACL folder or the Pharaoh file of --gold, checked against its sentences."""
+    if not args.gold.exists():
+        raise DataError(f"--gold {args.gold} does not exist")
+    if args.gold.is_dir() and (args.gold_source or args.gold_target):
+        raise DataError(f"--gold {args.gold} is a folder (NAACL format): --gold-source and --gold-target go with a Pharaoh file")
+    if args.gold.is_dir():
+        first, second, links_file = (args.gold / name for name in NAACL_FILES)
+        english, french, links = read_lines(first), read_lines(second), aer.read_naacl(links_file)
+        if len(english) != len(french) or len(english) != len(links):
+            raise DataError(f"{args.gold}: dev.e, dev.f and the gold links cover {len(english)}, {len(french)}, {len(links)} sentences")
+        aer.check_positions(links, english, french, str(links_file))
+        return GoldStandard(english, french, links, NAACL_PAIR, naacl=True)
+    if not (args.gold_source and args.gold_target):
+        raise DataError(f"--gold {args.gold} is a file: give its tokenised sentences with --gold-source and --gold-target "
+                        f"(Pharaoh format), or a folder of the NAACL format ({', '.join(NAACL_FILES)})")
+    sources, targets = read_lines(args.gold_source), read_lines(args.gold_target)
+    links = aer.read_pharaoh(args.gold, sources, targets, args.gold_one_based)
+    return GoldStandard(sources, targets, links, gold_pair(args.gold_langs), naacl=False)
+
+
+def gold_pair(text: str | None) -> Pair | None:
+    """'de-en' -> ("de", "en"), as fairseq names a pair."""
+    if text is None:
+        return None
+    languages = text.split("-")
+    if len(languages) != 2 or not all(languages):
+        raise DataError(f"--gold-langs {text}: name the languages of --gold-source and --gold-target as SRC-TGT, e.g. de-en")
+    return languages[0], languages[1]
+
+
+def oriented(gold: GoldStandard, pair: Pair, checkpoint: Path) -> tuple[list[str], list[str], aer.Gold, bool]:
+    """The gold sources and targets in the model's source and target languages, the links as
+    (source, target) positions, and whether the gold was transposed to get them."""
+    if gold.pair is None or gold.pair == pair:
+        return gold.first, gold.second, gold.links, False
+    if gold.pair == pair[::-1]:
+        return gold.second, gold.first, aer.transposed(gold.links), True
+    raise DataError(f"the gold standard aligns {gold.pair[0]} with {gold.pair[1]}, but {checkpoint} translates "
+                    f"{pair[0]}->{pair[1]}: give a gold standard of {pair[0]} and {pair[1]} (Pharaoh: --gold FILE "
+                    "--gold-source FILE --gold-target FILE)")
 
 
 def encode_words(model: RNNSearchHubInterface, words: list[str], target: bool) -> tuple[torch.Tensor, list[int]]:
@@ -51,16 +114,23 @@ def initial_capital(model: RNNSearchHubInterface, words: list[str], target: bool
     return words if dictionary.unk() in ids.tolist() else [capital, *words[1:]]
 
 
-def gold_links(model: RNNSearchHubInterface, english: list[str], french: list[str], threshold: float) -> dict[str, dict[int, set]]:
-    """Predicted links of every gold sentence pair (1-based ids), by method."""
-    encoded = [(encode_words(model, initial_capital(model, e.split(), False), False),
-                encode_words(model, initial_capital(model, f.split(), True), True)) for e, f in zip(english, french)]
+def gold_words(model: RNNSearchHubInterface, sentence: str, target: bool, capitals: bool) -> list[str]:
+    """The words of a gold sentence, with its initial capital given back where ``capitals``."""
+    return initial_capital(model, sentence.split(), target) if capitals else sentence.split()
+
+
+def gold_links(model: RNNSearchHubInterface, sources: list[str], targets: list[str], threshold: float,
+               capitals: bool = False) -> dict[str, dict[int, set]]:
+    """Predicted links (source, target) of every gold sentence pair (1-based ids), by method;
+    ``capitals``: give each sentence's first word back its capital (the Hansards set)."""
+    encoded = [(encode_words(model, gold_words(model, s, False, capitals), False),
+                encode_words(model, gold_words(model, t, True, capitals), True)) for s, t in zip(sources, targets)]
     forced = model.forced([source for (source, _), _ in encoded], [target for _, (target, _) in encoded])
     links: dict[str, dict[int, set]] = {"argmax": {}, f"threshold {threshold}": {}, "diagonal": {}}
-    for number, (e, f, ((_, source_groups), (_, target_groups)), (_, weights)) in enumerate(zip(english, french, encoded, forced), 1):
-        # F x E: </s> (the last row and column) left out
+    for number, (s, t, ((_, source_groups), (_, target_groups)), (_, weights)) in enumerate(zip(sources, targets, encoded, forced), 1):
+        # T x S: </s> (the last row and column) left out
         words = merge_groups(weights.numpy()[: len(target_groups), : len(source_groups)], target_groups, source_groups,
-                             len(f.split()), len(e.split()))
+                             len(t.split()), len(s.split()))
         links["argmax"][number] = aer.argmax_links(words)
         links[f"threshold {threshold}"][number] = aer.threshold_links(words, threshold)
         links["diagonal"][number] = aer.diagonal_links(words.shape[1], words.shape[0])
@@ -72,27 +142,34 @@ def main(argv: list[str] | None = None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--path", type=Path, required=True, help="checkpoint of an rnnsearch model")
     parser.add_argument("--data", type=Path, required=True, help="the fairseq-binarized folder the model was trained on")
-    parser.add_argument("--gold", type=Path, required=True, help="folder with dev.e, dev.f, dev.wa.nonullalign")
+    parser.add_argument("--gold", type=Path, required=True,
+                        help=f"a NAACL folder ({', '.join(NAACL_FILES)}), or a Pharaoh file with --gold-source/--gold-target")
+    parser.add_argument("--gold-source", type=Path, help="the tokenised source sentences of a Pharaoh --gold, one a line")
+    parser.add_argument("--gold-target", type=Path, help="the tokenised target sentences of a Pharaoh --gold, one a line")
+    parser.add_argument("--gold-langs", metavar="SRC-TGT",
+                        help="the languages of --gold-source and --gold-target (default: the model's); the model's "
+                             "pair reversed transposes the gold")
+    parser.add_argument("--gold-one-based", action="store_true", help="the Pharaoh --gold counts positions from 1")
     parser.add_argument("--threshold", type=float, default=0.3, help="thresholded links: weight >= this")
     parser.add_argument("--out", type=Path, help="write aer.md and aer.json here")
     args = parser.parse_args(argv)
     try:
-        gold = aer.read_gold(args.gold / "dev.wa.nonullalign")
-        english, french = read_lines(args.gold / "dev.e"), read_lines(args.gold / "dev.f")
-        if len(english) != len(french) or len(english) != len(gold):
-            raise DataError(f"{args.gold}: dev.e, dev.f and the gold links cover {len(english)}, {len(french)}, {len(gold)} sentences")
+        gold = read_gold_standard(args)
         model = load(args.path, args.data)
         pair = (model.cfg.task.source_lang, model.cfg.task.target_lang)
-        if pair != GOLD_PAIR:
-            raise DataError(f"the gold standard aligns {GOLD_PAIR[0]} (dev.e) with {GOLD_PAIR[1]} (dev.f), but {args.path} "
-                            f"translates {pair[0]}->{pair[1]}: give an {GOLD_PAIR[0]}->{GOLD_PAIR[1]} model")
-        links = gold_links(model, english, french, args.threshold)
-        scores = {method: aer.alignment_error_rate(predicted, gold) for method, predicted in links.items()}
+        sources, targets, links, flipped = oriented(gold, pair, args.path)
+        predicted = gold_links(model, sources, targets, args.threshold, capitals=gold.naacl)
+        scores = {method: aer.alignment_error_rate(found, links) for method, found in predicted.items()}
     except USER_ERRORS as error:
         sys.exit(f"rnnsearch-aer: error: {error}")
+    heading = f"# Alignment error rate, {len(links)} sentences of {args.gold}, {args.path}"
+    if flipped:
+        transposition = f"the {gold.pair[0]}-{gold.pair[1]} gold standard transposed for this {pair[0]}->{pair[1]} model"
+        print(f"| {transposition}")
+        heading += f" ({transposition})"
     table = markdown_table(["links", "precision", "recall", "AER"],
                            [[m, *(f"{s[key]:.3f}" for key in ("precision", "recall", "aer"))] for m, s in scores.items()])
     print("\n".join(table))
     if args.out:
-        write_atomic(args.out / "aer.md", [f"# Alignment error rate, {len(gold)} sentences of {args.gold}, {args.path}", "", *table])
+        write_atomic(args.out / "aer.md", [heading, "", *table])
         write_atomic(args.out / "aer.json", [json.dumps(scores, indent=2)])

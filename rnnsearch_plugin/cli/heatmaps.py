@@ -2,13 +2,14 @@
 
     rnnsearch-heatmaps --path CKPT --data DATA/bin --input raw/test.en [--reference raw/test.fr]
                        [--ids 0,5,9] [--grid] [--pieces] --out DIR
-    rnnsearch-heatmaps --generate-output gen.out --scheme spm [--ids ...] --out DIR
+    rnnsearch-heatmaps --generate-output gen.out --scheme spm [-s SRC -t TGT] [--ids ...] --out DIR
 
 The weights alpha_ij (Eq. 6) of the beam-search translation (or of the forced
 reference with --reference), source words on the x-axis, target words on the y-axis, 0 black
 and 1 white; subword pieces merged into words unless --pieces. From a model, or from the
 ``A-`` lines of ``fairseq-generate --print-alignment soft`` (run without --remove-bpe, so that
-the S-/H- lines hold the pieces the weights belong to).
+the S-/H- lines hold the pieces the weights belong to). Labels are drawn in any script
+(``analysis/fonts.py``), tagged with the model's languages (or -s/-t with --generate-output).
 """
 import argparse
 import sys
@@ -18,7 +19,7 @@ import numpy as np
 
 from ..analysis.alignment import merge_pieces, parse_soft_alignments
 from ..analysis.generate_output import first_of_kind
-from ..analysis.heatmap import plot_alignment, plot_alignment_grid
+from ..analysis.heatmap import Languages, plot_alignment, plot_alignment_grid
 from ..data.textio import DataError, read_lines
 from ..hub import USER_ERRORS, load
 
@@ -33,7 +34,7 @@ def selected_ids(text: str | None, count: int, default: int = 3) -> list[int]:
 Item = tuple[int, np.ndarray, list[str], list[str]]  # sentence, weights T x S, source and target tokens
 
 
-def model_alignments(args: argparse.Namespace) -> tuple[list[Item], str]:
+def model_alignments(args: argparse.Namespace) -> tuple[list[Item], str, Languages]:
     model = load(args.path, args.data)
     sources = read_lines(args.input)
     references = read_lines(args.reference) if args.reference else None
@@ -41,10 +42,10 @@ def model_alignments(args: argparse.Namespace) -> tuple[list[Item], str]:
     for index in selected_ids(args.ids, len(sources)):
         found = model.align(sources[index], references[index] if references else None, beam=args.beam)
         items.append((index, found.weights, found.source_tokens, found.target_tokens))
-    return items, model.scheme
+    return items, model.scheme, (model.cfg.task.source_lang, model.cfg.task.target_lang)
 
 
-def generated_alignments(args: argparse.Namespace) -> tuple[list[Item], str]:
+def generated_alignments(args: argparse.Namespace) -> tuple[list[Item], str, Languages]:
     lines = read_lines(args.generate_output)
     matrices = parse_soft_alignments(lines)
     texts = {kind: first_of_kind(lines, kind) for kind in "SH"}
@@ -58,7 +59,7 @@ def generated_alignments(args: argparse.Namespace) -> tuple[list[Item], str]:
             raise DataError(f"sentence {index}: the A- line has {weights.shape} weights for {len(target)} x {len(source)} "
                             "tokens: run fairseq-generate without --remove-bpe/--post-process")
         items.append((index, weights, source, target))
-    return items, args.scheme or "word"
+    return items, args.scheme or "word", (args.source_lang, args.target_lang)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -70,6 +71,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reference", type=Path, help="align these targets instead of the translations")
     parser.add_argument("--generate-output", type=Path, help="fairseq-generate --print-alignment soft output")
     parser.add_argument("--scheme", choices=["spm", "bpe", "word"], help="with --generate-output: how pieces make words")
+    parser.add_argument("-s", "--source-lang", help="with --generate-output: the source language (its labels' glyph forms)")
+    parser.add_argument("-t", "--target-lang", help="with --generate-output: the target language")
     parser.add_argument("--ids", help="comma-separated sentence numbers (0-based; default the first three)")
     parser.add_argument("--beam", type=int, default=5)
     parser.add_argument("--pieces", action="store_true", help="keep subword pieces instead of merging them into words")
@@ -79,9 +82,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         if args.generate_output:
-            items, scheme = generated_alignments(args)
+            items, scheme, languages = generated_alignments(args)
         elif args.path and args.data and args.input:
-            items, scheme = model_alignments(args)
+            items, scheme, languages = model_alignments(args)
         else:
             raise DataError("give --path, --data and --input (a model), or --generate-output")
         figures = []
@@ -91,9 +94,9 @@ def main(argv: list[str] | None = None) -> None:
             figures.append((weights, source, target, f"sentence {index}"))
         args.out.mkdir(parents=True, exist_ok=True)
         if args.grid:
-            plot_alignment_grid(figures, args.out / f"alignments.{args.format}")
+            plot_alignment_grid(figures, args.out / f"alignments.{args.format}", languages=languages)
         for (index, *_), (weights, source, target, title) in zip(items, figures if not args.grid else []):
-            plot_alignment(weights, source, target, args.out / f"alignment_{index}.{args.format}", title)
+            plot_alignment(weights, source, target, args.out / f"alignment_{index}.{args.format}", title, languages)
     except USER_ERRORS as error:
         sys.exit(f"rnnsearch-heatmaps: error: {error}")
     print(f"| wrote {len(items)} alignment{'s' if len(items) != 1 else ''} to {args.out}")

@@ -1,11 +1,12 @@
-"""rnnsearch-aer on the Hansards gold standard."""
+"""rnnsearch-aer on the Hansards gold standard (NAACL format) and on Pharaoh gold files."""
 import json
 from pathlib import Path
 
 import pytest
 
 from conftest import SHARED_DATA, run
-from rnnsearch_plugin.analysis.aer import alignment_error_rate, diagonal_links, read_gold
+from rnnsearch_plugin.analysis.aer import alignment_error_rate, diagonal_links, read_naacl
+from rnnsearch_plugin.cli.aer import main as aer_main
 from rnnsearch_plugin.data.textio import read_lines
 
 
@@ -19,8 +20,53 @@ def test_aer_command_scores_the_model_and_the_diagonal_against_the_gold(multi30k
     assert scores["threshold 0.3"]["links"] >= scores["argmax"]["links"]
     english = read_lines(gold_dir / "dev.e")
     diagonal = {n: diagonal_links(len(e.split()), len(f.split())) for n, (e, f) in enumerate(zip(english, french), 1)}
-    assert scores["diagonal"] == pytest.approx(alignment_error_rate(diagonal, read_gold(gold_dir / "dev.wa.nonullalign")))
+    assert scores["diagonal"] == pytest.approx(alignment_error_rate(diagonal, read_naacl(gold_dir / "dev.wa.nonullalign")))
     assert 0 <= scores["argmax"]["aer"] <= 1 and "| diagonal |" in (tmp_path / "aer.md").read_text()
+
+
+def pharaoh_gold(folder: Path, name: str, sources: list[str], targets: list[str], links: str) -> list[str]:
+    """rnnsearch-aer's options for a Pharaoh gold file and its sentences, written to ``folder``."""
+    paths = [folder / f"{name}.{kind}" for kind in ("talp", "src", "tgt")]
+    for path, text in zip(paths, (links, "\n".join(sources) + "\n", "\n".join(targets) + "\n")):
+        path.write_text(text, encoding="utf-8")
+    return ["--gold", str(paths[0]), "--gold-source", str(paths[1]), "--gold-target", str(paths[2])]
+
+
+ENGLISH, FRENCH = ["a dog runs .", "two men"], ["un chien court .", "deux hommes sont"]
+# (English, French), 0-based: S = {(0,0), (1,1), (3,3)} + P {(2,2)}; S = {(0,0), (1,2)} + P {(0,1)}
+EN_FR_LINKS = "0-0 1-1 2?2 3-3\n0-0 1-2 0?1\n"
+FR_EN_LINKS = "0-0 1-1 2?2 3-3\n0-0 2-1 1?0\n"  # the same links, (French, English)
+
+
+def aer_error(argv: list[str]) -> str:
+    """rnnsearch-aer's one-line error, run in this process (the command's imports are already here)."""
+    with pytest.raises(SystemExit) as exit_:
+        aer_main(argv)
+    assert "\n" not in str(exit_.value)
+    return str(exit_.value)
+
+
+def test_pharaoh_gold_scores_the_model_in_either_direction_of_the_gold(multi30k, checkpoint, tmp_path, capsys):
+    model = ["--path", str(checkpoint), "--data", str(multi30k / "bin")]
+    aer_main([*model, *pharaoh_gold(tmp_path, "en_fr", ENGLISH, FRENCH, EN_FR_LINKS), "--out", str(tmp_path / "en_fr")])
+    assert not capsys.readouterr().out.startswith("| the")
+    aer_main([*model, *pharaoh_gold(tmp_path, "fr_en", FRENCH, ENGLISH, FR_EN_LINKS), "--gold-langs", "fr-en",
+              "--out", str(tmp_path / "fr_en")])
+    assert capsys.readouterr().out.startswith("| the fr-en gold standard transposed for this en->fr model\n")
+    scores = json.loads((tmp_path / "en_fr" / "aer.json").read_text())
+    assert json.loads((tmp_path / "fr_en" / "aer.json").read_text()) == scores
+    assert scores["argmax"]["links"] == 7  # one link per French word
+    # the diagonal, worked by hand: the identity on sentence 1, (1,1) (2,2) (2,3) on sentence 2 (1-based);
+    # |A| = 7, |S| = 5, |A∩S| = 3 + 2, |A∩P| = 4 + 2: precision 6/7, recall 1, AER 1 - 11/12
+    assert scores["diagonal"] == pytest.approx({"precision": 6 / 7, "recall": 1.0, "aer": 1 / 12, "sentences": 2, "links": 7})
+    assert aer_error([*model, *pharaoh_gold(tmp_path, "de_en", ENGLISH, FRENCH, EN_FR_LINKS), "--gold-langs", "de-en"]) == (
+        f"rnnsearch-aer: error: the gold standard aligns de with en, but {checkpoint} translates en->fr: give a gold "
+        "standard of en and fr (Pharaoh: --gold FILE --gold-source FILE --gold-target FILE)")
+    short = aer_error([*model, *pharaoh_gold(tmp_path, "short", ENGLISH, FRENCH, "0-0\n"), "--out", str(tmp_path / "short")])
+    assert short.startswith(f"rnnsearch-aer: error: {tmp_path / 'short.talp'} has 1 lines but the gold source has 2")
+    assert not (tmp_path / "short").exists()
+    assert aer_error([*model, "--gold", str(tmp_path / "short.talp")]).startswith(
+        f"rnnsearch-aer: error: --gold {tmp_path / 'short.talp'} is a file: give its tokenised sentences with --gold-source")
 
 
 def test_the_first_word_gets_back_its_capital_only_where_the_model_knows_it():

@@ -88,6 +88,7 @@ def test_health_names_the_model_and_the_page_is_local(server, checkpoint, multi3
     import urllib.request
 
     page = urllib.request.urlopen(server).read().decode()
+    assert re.search(r'<textarea id="sentence"[^>]* dir="auto"', page)  # right-to-left sources in reading order
     assets = re.findall(r'(?:src|href)="([^"]+)"', page)
     assert sorted(assets) == ["static/app.css", "static/app.js"]
     for asset in assets:  # served from the installed package, as the repository has them
@@ -289,6 +290,11 @@ CELLS = """return Array.from(document.querySelectorAll('#heatmap rect.cell'), ce
     col: Number(cell.dataset.col), weight: Number(cell.dataset.weight), fill: cell.getAttribute('fill')}))"""
 
 
+LANGUAGES = """return Object.fromEntries(['translation', 'source-label', 'target-label'].map(name => [name,
+    [...new Set(Array.from(document.querySelectorAll('.' + name), node => (node.getAttribute('dir') || 'ltr') + ' ' +
+    node.getAttribute('lang')))]]))"""  # each kind of text in the model's languages: its direction and language
+
+
 def labels(browser, side: str) -> list[str]:
     return browser.execute_script(f"return Array.from(document.querySelectorAll('#heatmap .{side}-label'), l => l.textContent)")
 
@@ -301,11 +307,17 @@ def test_page_translates_as_you_type_and_draws_the_alignment(server, browser, hu
     wait = WebDriverWait(browser, 120)
     browser.get(server)
     wait.until(lambda driver: "rnnsearch_small" in driver.find_element(By.ID, "model").text)
+    assert browser.find_element(By.ID, "model").text.startswith("rnnsearch_small, English \u2192 French (en \u2192 fr; ")
+    box = browser.find_element(By.ID, "sentence")
+    assert (box.get_attribute("lang"), box.get_attribute("dir")) == ("en", "auto")
+    assert box.get_attribute("placeholder") == "Type a sentence in English"
+    box.send_keys("\u05e9\u05dc\u05d5\u05dd")  # Hebrew: the box turns right to left as it is typed
+    assert browser.execute_script("return document.getElementById('sentence').matches(':dir(rtl)')") is True
+    box.clear()
     browser.execute_script("window.notReloaded = true")
     nbest = browser.find_element(By.ID, "nbest")
     nbest.clear()
     nbest.send_keys("2")
-    box = browser.find_element(By.ID, "sentence")
 
     def shown() -> list[str]:
         return [item.text for item in browser.find_elements(By.CSS_SELECTOR, "#hypotheses .translation")]
@@ -316,6 +328,8 @@ def test_page_translates_as_you_type_and_draws_the_alignment(server, browser, hu
         wait.until(lambda driver: shown() == [h["translation"] for h in expected])
         weights, source, target = words(hub, sentence, 5)
         assert labels(browser, "source") == source and labels(browser, "target") == target
+        assert browser.execute_script(LANGUAGES) == {"translation": ["auto fr"], "source-label": ["ltr en"],
+                                                     "target-label": ["ltr fr"]}
         cells = browser.execute_script(CELLS)  # one round trip for every cell's attributes
         assert sorted((cell["row"], cell["col"]) for cell in cells) == [  # one row a target word, one column a source word
             (row, column) for row in range(len(target)) for column in range(len(source))]
@@ -326,7 +340,7 @@ def test_page_translates_as_you_type_and_draws_the_alignment(server, browser, hu
     cell = browser.find_elements(By.CSS_SELECTOR, "#heatmap rect.cell")[len(source) + 1]  # 2nd target word, 2nd source word
     ActionChains(browser).move_to_element(cell).perform()
     readout = browser.find_element(By.ID, "readout").text
-    assert f"{weights[1, 1]:.3f}" in readout and f"\u201c{target[1]}\u201d" in readout
+    assert f"{weights[1, 1]:.3f}" in readout and f"\u201c\u2068{target[1]}\u2069\u201d" in readout
     browser.find_elements(By.CSS_SELECTOR, "#hypotheses li")[1].click()  # the second hypothesis's alignment
     _, answer = call(server, "translate", {"sentences": [f"{sentences[0]} {sentences[1]}"], "beam": 5, "nbest": 2})
     second = answer["translations"][0]["hypotheses"][1]["alignment"]

@@ -1,7 +1,9 @@
 // rnnsearch-serve's page: translates the sentence as it is typed (POST translate) and draws the
 // soft alignment of the chosen hypothesis as Figure 3 does: source words along the top, target
 // words down the left, alpha_ij in grayscale (0 black, 1 white), the weight shown on hover.
-// Plain JavaScript and inline SVG: nothing is loaded from anywhere but this server.
+// Plain JavaScript and inline SVG: nothing is loaded from anywhere but this server. Text in the
+// model's languages carries its language (lang) and is shown in its own direction (dir="auto");
+// words quoted inside the page's English are bidi-isolated (U+2068 ... U+2069).
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -12,6 +14,15 @@ const DELAY = 250; // milliseconds of quiet typing before translating
 
 const state = { health: null, result: null, chosen: 0, latest: 0, timer: null };
 const $ = (id) => document.getElementById(id);
+const isolated = (word) => `\u2068${word}\u2069`; // first-strong isolate: an RTL word keeps the sentence in order
+
+function languageName(code) {
+  try {
+    return new Intl.DisplayNames(["en"], { type: "language" }).of(code);
+  } catch {
+    return code; // not a language code Intl knows
+  }
+}
 
 async function call(path, body) {
   const options = body === undefined ? {} : {
@@ -74,9 +85,10 @@ function render() {
   hypotheses.forEach((hypothesis, index) => {
     const item = document.createElement("li");
     item.className = "hypothesis" + (index === state.chosen ? " chosen" : "");
-    item.innerHTML = '<span class="score"></span> <span class="translation"></span>';
+    item.innerHTML = '<span class="score"></span> <span class="translation" dir="auto"></span>';
     item.querySelector(".score").textContent = hypothesis.score.toFixed(3);
     item.querySelector(".translation").textContent = hypothesis.translation;
+    item.querySelector(".translation").lang = state.health.target.language;
     item.addEventListener("click", () => { state.chosen = index; render(); });
     list.appendChild(item);
   });
@@ -96,14 +108,15 @@ function drawHeatmap(alignment) {
     width: left + CELL * source.length + GAP, height: top + CELL * target.length + GAP,
     role: "img", "aria-label": "soft alignment: source words along the top, target words down the left",
   }, box);
+  const languages = { source: state.health.source.language, target: state.health.target.language };
   source.forEach((word, j) => {
     const x = left + CELL * (j + 0.5), y = top - GAP;
     element("text", { class: "source-label", x, y, transform: `rotate(-90 ${x} ${y})`,
-                      "dominant-baseline": "middle" }, root, word);
+                      "dominant-baseline": "middle", lang: languages.source }, root, word);
   });
   target.forEach((word, i) => {
     element("text", { class: "target-label", x: left - GAP, y: top + CELL * (i + 0.5), "text-anchor": "end",
-                      "dominant-baseline": "middle" }, root, word);
+                      "dominant-baseline": "middle", lang: languages.target }, root, word);
   });
   weights.forEach((row, i) => row.forEach((weight, j) => {
     const gray = Math.max(0, Math.min(255, Math.round(255 * weight)));
@@ -111,12 +124,12 @@ function drawHeatmap(alignment) {
       class: "cell", x: left + CELL * j, y: top + CELL * i, width: CELL, height: CELL,
       fill: `rgb(${gray}, ${gray}, ${gray})`, "data-row": i, "data-col": j, "data-weight": weight,
     }, root);
-    element("title", {}, cell, `${target[i]} \u2190 ${source[j]}: ${weight.toFixed(3)}`);
+    element("title", {}, cell, `${isolated(target[i])} \u2190 ${isolated(source[j])}: ${weight.toFixed(3)}`);
     cell.addEventListener("mouseenter", () => {
       root.querySelectorAll("rect.hover").forEach((other) => other.classList.remove("hover"));
       cell.classList.add("hover");
-      $("readout").textContent = `\u03b1 = ${weight.toFixed(3)}: target word ${i + 1} \u201c${target[i]}\u201d ` +
-        `attending to source word ${j + 1} \u201c${source[j]}\u201d`;
+      $("readout").textContent = `\u03b1 = ${weight.toFixed(3)}: target word ${i + 1} \u201c${isolated(target[i])}\u201d ` +
+        `attending to source word ${j + 1} \u201c${isolated(source[j])}\u201d`;
     });
   }));
 }
@@ -129,9 +142,11 @@ async function start() {
     return;
   }
   const { architecture, source, target, limits, attention } = state.health;
-  $("model").textContent = `${architecture}, ${source.language} \u2192 ${target.language} ` +
-    `(${source.size.toLocaleString()} and ${target.size.toLocaleString()} subword types)` +
-    (attention ? "" : ": an RNNencdec model, which has no attention to show");
+  $("model").textContent = `${architecture}, ${languageName(source.language)} \u2192 ${languageName(target.language)} ` +
+    `(${source.language} \u2192 ${target.language}; ${source.size.toLocaleString()} and ` +
+    `${target.size.toLocaleString()} subword types)` + (attention ? "" : ": an RNNencdec model, which has no attention to show");
+  $("sentence").lang = source.language;
+  $("sentence").placeholder = `Type a sentence in ${languageName(source.language)}`;
   $("beam").max = limits.max_beam;
   $("nbest").max = limits.max_beam;
   for (const id of ["sentence", "beam", "nbest"]) $(id).addEventListener("input", schedule);

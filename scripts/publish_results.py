@@ -1,19 +1,27 @@
 """Publish what scripts/reproduce_results.sh wrote into WORK: OUT/README.md (every table, with a
-"what holds" line per claim against the targets of issue 26), the reports' small files (reports,
-BLEU-by-length plots, Appendix C, heatmaps, AER), and the results block of the top README:
+"what holds" line per claim against the targets of issue 26), OUT/directions.md (the same recipes
+Fr->En beside En->Fr), the reports' small files (reports, BLEU-by-length plots, Appendix C,
+heatmaps, AER), and the results block of the top README:
 
     python scripts/publish_results.py --work work/results --out docs/results [--readme README.md]
+    python scripts/publish_results.py --work work/results --out docs/results --page directions
 
-A corpus whose stages have not run yet is left out of the page and named as pending. The options
-of each system are read from its checkpoint, its training figures and precision from its training
-log (both in report.json, written by rnnsearch-evaluate); the processor of each stage from
-WORK/machines.tsv; the wall time of every command from WORK/wall_times.tsv.
+A corpus whose stages have not run yet is left out of the page and named as pending. --page
+directions writes only directions.md and its report folders and adds its link to README.md, leaving
+the rest as published: for a WORK that holds only the stages multi30k-directions and hansards-fr-en,
+whose En->Fr Hansards report and machine are then the published ones (OUT/hansards.test, README.md's
+machine table). The
+options of each system are read from its checkpoint, its training figures and precision from its
+training log (both in report.json, written by rnnsearch-evaluate); the pair of each corpus from its
+prepared folder; the processor of each stage from WORK/machines.tsv; the wall time of every command
+from WORK/wall_times.tsv. chrF2 shows as "—" for reports written before rnnsearch-evaluate had it.
 """
 import argparse
 import json
 import shutil
 import statistics
 import sys
+from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rnnsearch_plugin.analysis import bleu  # noqa: E402
 from rnnsearch_plugin.analysis.markdown import markdown_table  # noqa: E402
 from rnnsearch_plugin.analysis.training_log import read_training_log  # noqa: E402
+from rnnsearch_plugin.data.languages import DEFAULT_PAIR  # noqa: E402
 from rnnsearch_plugin.data.textio import read_lines, write_atomic  # noqa: E402
+from rnnsearch_plugin.hub import data_pair  # noqa: E402
 from best_trial import best_trial  # noqa: E402  (scripts/best_trial.py, beside this script)
 
 REPORT_FILES = ("report.md", "report.json", "bleu_by_length.csv", "bleu_by_length.png", "long_sentences.md")
@@ -29,16 +39,28 @@ COMMAND = "MULTI30K_DIR=../shared/data/multi30k HANSARDS_DIR=../shared/data/hans
 SEARCH, ENCDEC, LSTM = "rnnsearch_small", "rnnencdec_small", "lstm"
 SEEDS = (1, 2, 3)
 README_BEGIN, README_END = "<!-- results: scripts/publish_results.py -->", "<!-- /results -->"
+DISCUSSION_LINE = "What each line means, with the evidence, and what a miss would take: [discussion.md](discussion.md)."
+DIRECTIONS_LINK = ("Either direction, Fr->En beside En->Fr (Multi30k with the quickstart's recipe, the Hansards with "
+                   "RNNsearch-50): [directions.md](directions.md).")
+MISSING = "—"  # a figure a report does not have (chrF before rnnsearch-evaluate wrote it)
+MULTI30K_TESTS = {"test": "test_2016_flickr", "test1": "test_2017_flickr"}
+DIRECTION_PAIRS = ("en-fr", "fr-en")
+DIRECTION_FOLDERS = (*(f"directions.multi30k.{pair}.{split}" for pair in DIRECTION_PAIRS for split in MULTI30K_TESTS),
+                     "hansards.fr-en.test", "hansards.fr-en.alignments")
 
 
-def load_report(work: Path, name: str) -> dict | None:
-    path = work / "report" / name / "report.json"
+def load_report(reports: Path, name: str) -> dict | None:
+    """REPORTS/NAME/report.json (REPORTS: WORK/report, or OUT for a published one), None if absent."""
+    path = reports / name / "report.json"
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def copy_reports(work: Path, out: Path) -> None:
-    """The report folders without translations and SVGs: reports, plots, heatmap PNGs, AER tables."""
+def copy_reports(work: Path, out: Path, names: tuple[str, ...] | None = None) -> None:
+    """The report folders (those in NAMES, else all) without translations and SVGs: reports, plots,
+    heatmap PNGs, AER tables."""
     for source in sorted((work / "report").iterdir()):
+        if names is not None and source.name not in names:
+            continue
         target = out / source.name
         target.mkdir(parents=True, exist_ok=True)
         for path in sorted(source.iterdir()):
@@ -52,19 +74,36 @@ def options_cell(options: dict[str, Any]) -> str:
     return "`" + " ".join(words) + "`"
 
 
-def sacrebleu_cell(system: dict) -> str:
-    return f"{system['sacrebleu']:.2f} / {system['tokenised_bleu']:.2f}"
+def score_cell(value: float | None) -> str:
+    return MISSING if value is None else f"{value:.2f}"
+
+
+def sacrebleu_cell(system: dict, prefix: str = "") -> str:
+    """'sacreBLEU / tokenised BLEU' of a report's system (PREFIX 'no_unk_': of its No UNK subset)."""
+    return f"{score_cell(system[prefix + 'sacrebleu'])} / {score_cell(system[prefix + 'tokenised_bleu'])}"
+
+
+def chrf_cell(system: dict, prefix: str = "") -> str:
+    """chrF2 of a report's system, "—" for a report written before rnnsearch-evaluate had it."""
+    return score_cell(system.get(prefix + "chrf"))
 
 
 def verdict(holds: bool, claim: str, short_by: float | None = None) -> str:
     return f"**Holds**: {claim}" if holds else f"**Does not hold** (short by {short_by:.2f}): {claim}"
 
 
+def corpus_pair(folder: Path) -> tuple[str, str]:
+    """A prepared folder's (source, target): its manifest's or its fairseq files', else En->Fr (a
+    folder prepared before issue 39 names none)."""
+    return data_pair(folder / "bin") or DEFAULT_PAIR
+
+
 def corpus_line(work: Path, corpus: str) -> str:
     """'word, 30,004 / 30,004 en / fr dictionary entries; 624,293 / 3,000 / 3,000 train / valid / test pairs'."""
     manifest = json.loads((work / corpus / "manifest.json").read_text())
     pairs, vocabulary = manifest["pairs"], manifest["vocabulary"]
-    return (f"{manifest['scheme']}, {vocabulary['en']:,} / {vocabulary['fr']:,} en / fr dictionary entries; "
+    source, target = corpus_pair(work / corpus)
+    return (f"{manifest['scheme']}, {vocabulary[source]:,} / {vocabulary[target]:,} {source} / {target} dictionary entries; "
             + " / ".join(f"{n:,}" for n in pairs.values()) + " " + " / ".join(pairs) + " pairs")
 
 
@@ -72,15 +111,16 @@ def length_gaps(work: Path, systems: list[str]) -> dict[str, tuple[dict, dict, t
     """Per Hansards system: BLEU of the test sources of 10-20 words and of 30 or more (Figure 2's
     claim), and the 95% bootstrap interval of their difference."""
     raw, report = work / "hansards" / "raw", work / "report" / "hansards.test"
-    sources, references = read_lines(raw / "test.en"), read_lines(raw / "test.fr")
-    lengths = bleu.source_lengths(sources)
+    source, target = corpus_pair(work / "hansards")
+    sources, references = read_lines(raw / f"test.{source}"), read_lines(raw / f"test.{target}")
+    lengths = bleu.source_lengths(sources, source)
     edges = [10, 20, 30]
     indices = {b.label: b.indices for b in bleu.buckets(lengths, edges)}
     gaps = {}
     for system in systems:
         hypotheses = read_lines(report / "translations" / f"{system}.txt")
-        by_bucket = {r["bucket"]: r for r in bleu.by_length(hypotheses, references, lengths, edges)}
-        interval = bleu.gap_interval(hypotheses, references, indices["10-20"], indices["30+"])
+        by_bucket = {r["bucket"]: r for r in bleu.by_length(hypotheses, references, lengths, edges, target)}
+        interval = bleu.gap_interval(hypotheses, references, indices["10-20"], indices["30+"], target)
         gaps[system] = by_bucket["10-20"], by_bucket["30+"], interval
     return gaps
 
@@ -96,22 +136,24 @@ def interval_cell(interval: tuple[float, float]) -> str:
 def hansards_section(work: Path, report: dict) -> tuple[list[str], list[str]]:
     """The Hansards section of the page, and its verdict lines."""
     systems, training = report["systems"], report["training"]
-    table1 = [[name, sacrebleu_cell(s), s["no_unk_sentences"],
-               f"{s['no_unk_sacrebleu']:.2f} / {s['no_unk_tokenised_bleu']:.2f}", training[name]["updates"],
+    table1 = [[name, sacrebleu_cell(s), chrf_cell(s), s["no_unk_sentences"], sacrebleu_cell(s, "no_unk_"),
+               chrf_cell(s, "no_unk_"), training[name]["updates"],
                training[name]["epochs"], f"{training[name]['dev_nll']:.3f}", f"{training[name]['wall_hours']:.2f}",
                training[name]["precision"], options_cell(s["options"])] for name, s in systems.items()]
     buckets = [[row[0]["bucket"], *(bleu.bucket_cell(r) for r in row)] for row in zip(*report["by_length"].values())]
     gaps = length_gaps(work, list(systems))
     aer = json.loads((work / "report" / "hansards.aer" / "aer.json").read_text())
     lines = [
-        f"## Canadian Hansards En->Fr at the paper's word level ({corpus_line(work, 'hansards')})", "",
+        f"## Canadian Hansards {arrow(corpus_pair(work / 'hansards'))} at the paper's word level "
+        f"({corpus_line(work, 'hansards')})", "",
         "RNNsearch-50 and RNNencdec-50: training pairs of up to 50 words, 30,000-word shortlists. Both models "
         "share every option but the architecture, one setting fixed beforehand (no dropout, Adam's fixed 0.002).", "",
         "Table 1 (test, 3,000 sentences, beam "
         f"{report['beam']}; No UNK: sentences without `<unk>` in source or reference, `<unk>` forbidden in the search):", "",
-        *markdown_table(["system", "All: sacreBLEU / tokenised BLEU", "No UNK: sentences", "No UNK: sacreBLEU / tokenised BLEU",
-                         "updates", "epochs", "best dev NLL (nats/token)", "training hours", "precision", "options"], table1), "",
-        "Figure 2, BLEU by source length: ![BLEU by length](hansards.test/bleu_by_length.png)", "",
+        *markdown_table(["system", "All: sacreBLEU / tokenised BLEU", "All: chrF2", "No UNK: sentences",
+                         "No UNK: sacreBLEU / tokenised BLEU", "No UNK: chrF2", "updates", "epochs",
+                         "best dev NLL (nats/token)", "training hours", "precision", "options"], table1), "",
+        "Figure 2, BLEU by source length (sacreBLEU only): ![BLEU by length](hansards.test/bleu_by_length.png)", "",
         *markdown_table(["source words (sentences)", *systems], buckets), "",
         *markdown_table(["system", "BLEU, 10-20 words (sentences)", "BLEU, 30+ words (sentences)", "30+ minus 10-20",
                          "95% interval (bootstrap)"],
@@ -177,23 +219,24 @@ def multi30k_section(work: Path, reports: dict[str, dict]) -> tuple[list[str], l
     """The Multi30k section (tuning trials, seeds, the paper pair, B.2), and its verdict lines."""
     test, test1 = reports.values()
     training = test["training"]
-    systems = [[name, sacrebleu_cell(s), sacrebleu_cell(test1["systems"][name]), training[name]["updates"],
+    systems = [[name, sacrebleu_cell(s), chrf_cell(s), sacrebleu_cell(test1["systems"][name]),
+                chrf_cell(test1["systems"][name]), training[name]["updates"],
                 training[name]["epochs"], f"{training[name]['dev_nll']:.3f}", training[name]["unit"], training[name]["precision"],
                 options_cell(s["options"])] for name, s in test["systems"].items()]
     scores = seed_scores(reports)
     lines = [
-        f"## Multi30k En->Fr ({corpus_line(work, 'multi30k')})", "",
+        f"## Multi30k {arrow(corpus_pair(work / 'multi30k'))} ({corpus_line(work, 'multi30k')})", "",
         "Tuning trials on dev (seed 1, best validation NLL in nats per token), the same option strings for "
         "RNNsearch and fairseq's lstm: three dropout settings at Adam's fixed 0.002, then three rates and "
         "schedules with the better dropout; each model's lowest dev loss is chosen.", "",
         *markdown_table(["model", "trial", "options", "best dev NLL", "updates"], trial_rows(work, SEARCH) + trial_rows(work, LSTM)), "",
         "Three seeds at the chosen settings (seed 1 is the chosen trial; sacreBLEU mean ± sample standard deviation):", "",
         *markdown_table(["model", "seeds", "test_2016_flickr", "test_2017_flickr"], seed_rows(scores)), "",
-        f"Every system (sacreBLEU / tokenised lowercased BLEU, beam {test['beam']}). {ENCDEC} has {SEARCH}'s chosen "
+        f"Every system (sacreBLEU / tokenised lowercased BLEU, and chrF2, beam {test['beam']}). {ENCDEC} has {SEARCH}'s chosen "
         f"options (it has no annotations to drop out); {SEARCH}.b2 has them too, trained with B.2's recipe "
         "(Adadelta, 80 sentences a batch, loss per sentence) for the same wall time:", "",
-        *markdown_table(["system", "test_2016_flickr", "test_2017_flickr", "updates", "epochs", "best dev NLL", "unit",
-                         "precision", "options"], systems), "",
+        *markdown_table(["system", "test_2016_flickr", "chrF2", "test_2017_flickr", "chrF2", "updates", "epochs",
+                         "best dev NLL", "unit", "precision", "options"], systems), "",
         "Reports: [test_2016_flickr](multi30k.test/report.md), [test_2017_flickr](multi30k.test1/report.md).",
     ]
     verdicts = []
@@ -220,15 +263,23 @@ def wall_rows(work: Path) -> list[list[Any]]:
     return [[program, output.replace(str(work), "WORK"), f"{int(seconds) / 60:.1f}"] for (program, output), seconds in latest.items()]
 
 
-def machine_rows(work: Path) -> list[list[str]]:
-    """The processor of every stage's latest run in WORK/machines.tsv."""
+def latest_machines(work: Path) -> dict[str, list[str]]:
+    """Each stage's latest run in WORK/machines.tsv: stage -> [stage, processor, flags]."""
     path = work / "machines.tsv"
-    rows = [line.split("\t") for line in read_lines(path)] if path.exists() else []
-    return list({row[0]: row for row in rows}.values())
+    return {row[0]: row for row in (line.split("\t") for line in (read_lines(path) if path.exists() else []))}
+
+
+def published_machines(out: Path) -> dict[str, list[str]]:
+    """The machine table of the published OUT/README.md (``page``'s): stage -> [stage, processor, flags]."""
+    path, header = out / "README.md", markdown_table(["stage", "processor", "flags"], [])
+    lines = path.read_text().splitlines() if path.exists() else []
+    starts = [i + len(header) for i in range(len(lines)) if lines[i:i + len(header)] == header]
+    rows = [] if not starts else takewhile(lambda line: line.startswith("| "), lines[starts[0]:])
+    return {cells[0]: cells for cells in (row[2:-2].split(" | ") for row in rows)}
 
 
 def page(work: Path, hansards: tuple[list[str], list[str]] | None, multi30k: tuple[list[str], list[str]] | None,
-         verdicts: list[str]) -> list[str]:
+         verdicts: list[str], directions: bool) -> list[str]:
     return [
         "# Results on real data within a CPU budget", "",
         f"Regenerate: `{COMMAND}` (its stages one by one: `bash scripts/reproduce_results.sh STAGE`), then this page "
@@ -238,13 +289,161 @@ def page(work: Path, hansards: tuple[list[str], list[str]] | None, multi30k: tup
         "log. How the settings came about, and the first edition's runs: [choosing_options.md](choosing_options.md).", "",
         "## What holds and what does not", "",
         *(f"- {line}" for line in verdicts), "",
-        "What each line means, with the evidence, and what a miss would take: [discussion.md](discussion.md).", "",
+        DISCUSSION_LINE, "",
+        *([DIRECTIONS_LINK, ""] if directions else []),
         *(hansards[0] + [""] if hansards else []),
         *(multi30k[0] + [""] if multi30k else []),
         "## Machines and wall time", "",
-        *markdown_table(["stage", "processor", "flags"], machine_rows(work)), "",
+        *markdown_table(["stage", "processor", "flags"], list(latest_machines(work).values())), "",
         *markdown_table(["program", "output", "minutes"], wall_rows(work)),
     ]
+
+
+def arrow(pair: tuple[str, str]) -> str:
+    """A (source, target) pair as the pages write it: En->Fr."""
+    return f"{pair[0].capitalize()}->{pair[1].capitalize()}"
+
+
+def direction(report: dict) -> str:
+    """'En->Fr': the report's pair (one written before issue 39 names none: En->Fr)."""
+    return arrow((report["source_lang"], report["target_lang"]) if "source_lang" in report else DEFAULT_PAIR)
+
+
+def training_cells(report: dict) -> list[Any]:
+    """Updates, best dev NLL and training hours of SEARCH in REPORT ("—" where it had no training log)."""
+    training = report["training"].get(SEARCH)
+    return [training["updates"], f"{training['dev_nll']:.3f}", f"{training['wall_hours']:.2f}"] if training else [MISSING] * 3
+
+
+def machine_cell(machines: dict[str, list[str]], stage: str) -> str:
+    return f"{machines[stage][1]} ({machines[stage][2]})" if stage in machines else MISSING
+
+
+def processors_line(machines: dict[str, list[str]], stages: dict[str, str]) -> str:
+    """Whether the runs of STAGES ({direction: stage}) had one processor, and which."""
+    known = {label: machines[stage][1:] for label, stage in stages.items() if stage in machines}
+    if len({tuple(row) for row in known.values()}) > 1:
+        return ("The processors differ (" + "; ".join(f"{label}: {row[0]}, {row[1]}" for label, row in known.items())
+                + "): updates, hours and wall time do not compare across them.")
+    return f"Both directions ran on {next(iter(known.values()))[0]}." if known else "The processors were not recorded."
+
+
+def signatures_line(reports: list[dict]) -> str:
+    """The distinct sacreBLEU and chrF2 signatures of REPORTS' systems."""
+    systems = [system for report in reports for system in report["systems"].values()]
+    found = {name: sorted({s[key] for s in systems if key in s}) for name, key in (("sacreBLEU", "signature"),
+                                                                                   ("chrF2", "chrf_signature"))}
+    return "Signatures: " + "; ".join(f"{name} " + ", ".join(f"`{s}`" for s in signatures)
+                                      for name, signatures in found.items() if signatures) + "."
+
+
+def data_lines(work: Path, corpora: list[str]) -> list[str]:
+    """'- CORPUS: corpus_line' for the prepared folders of CORPORA present in WORK, and a blank line."""
+    lines = [f"- `{corpus}`: {corpus_line(work, corpus)}" for corpus in corpora if (work / corpus / "manifest.json").exists()]
+    return [*lines, ""] if lines else []
+
+
+def multi30k_directions(work: Path, machines: dict[str, list[str]]) -> list[str] | None:
+    """Multi30k with the quickstart's recipe, En->Fr and Fr->En, on both test sets (stage multi30k-directions)."""
+    reports = {pair: {split: load_report(work / "report", f"directions.multi30k.{pair}.{split}") for split in MULTI30K_TESTS}
+               for pair in DIRECTION_PAIRS}
+    if any(None in by_split.values() for by_split in reports.values()):
+        return None
+    rows = [[direction(by_split["test"]),
+             *(cell for report in by_split.values() for cell in (score_cell(report["systems"][SEARCH]["sacrebleu"]),
+                                                                 chrf_cell(report["systems"][SEARCH]))),
+             *training_cells(by_split["test"]), machine_cell(machines, "multi30k-directions")]
+            for by_split in reports.values()]
+    every = [report for by_split in reports.values() for report in by_split.values()]
+    return [
+        "## Multi30k, the quickstart's recipe in either direction", "",
+        f"`{SEARCH}` trained as `scripts/quickstart.sh` trains it, once En->Fr and once Fr->En, one core each, evaluated "
+        f"at its best dev loss (beam {every[0]['beam']}):", "",
+        *data_lines(work, ["multi30k", "multi30k.fr-en"]),
+        *markdown_table(["direction", *(f"{name} {metric}" for name in MULTI30K_TESTS.values()
+                                        for metric in ("sacreBLEU", "chrF2")),
+                         "updates", "best dev NLL (nats/token)", "training hours", "processor"], rows), "",
+        f"{signatures_line(every)} {processors_line(machines, {'both': 'multi30k-directions'})}", "",
+        "Reports: " + ", ".join(f"[{direction(by_split[split])} {name}](directions.multi30k.{pair}.{split}/report.md)"
+                                for pair, by_split in reports.items() for split, name in MULTI30K_TESTS.items()) + ".",
+    ]
+
+
+def hansards_directions(work: Path, out: Path, machines: dict[str, list[str]]) -> list[str] | None:
+    """The Hansards' RNNsearch-50 Fr->En (stage hansards-fr-en) beside En->Fr (WORK's, else the published one)."""
+    fr_en = load_report(work / "report", "hansards.fr-en.test")
+    if fr_en is None:
+        return None
+    en_fr = load_report(work / "report", "hansards.test") or load_report(out, "hansards.test")
+    runs = {stage: report for stage, report in (("hansards", en_fr), ("hansards-fr-en", fr_en)) if report}
+    rows = []
+    for stage, report in runs.items():
+        system = report["systems"][SEARCH]
+        rows.append([direction(report), score_cell(system["sacrebleu"]), chrf_cell(system), system["no_unk_sentences"],
+                     score_cell(system["no_unk_sacrebleu"]), chrf_cell(system, "no_unk_"), *training_cells(report),
+                     machine_cell(machines, stage)])
+    options = {direction(report): options_cell(report["systems"][SEARCH]["options"]) for report in runs.values()}
+    sentences = sum(bucket["sentences"] for bucket in fr_en["by_length"][SEARCH])
+    alignments = next((folder for folder in (work / "report" / "hansards.fr-en.alignments", out / "hansards.fr-en.alignments")
+                       if folder.is_dir()), None)
+    return [
+        "## Canadian Hansards at word level, RNNsearch-50 in either direction", "",
+        f"`{SEARCH}` at the paper's word level (training pairs of up to 50 words, 30,000-word shortlists), trained "
+        f"Fr->En beside the En->Fr model of [the results](README.md); test ({sentences:,} sentences), beam "
+        f"{fr_en['beam']}; No UNK: sentences without `<unk>` in source or reference, `<unk>` forbidden in the search.", "",
+        *data_lines(work, ["hansards", "hansards.fr-en"]),
+        *markdown_table(["direction", "sacreBLEU", "chrF2", "No UNK: sentences", "No UNK: sacreBLEU", "No UNK: chrF2",
+                         "updates", "best dev NLL (nats/token)", "training hours", "processor"], rows), "",
+        f"{signatures_line(list(runs.values()))} "
+        f"{processors_line(machines, {direction(report): stage for stage, report in runs.items()})} "
+        + ("The same options: " + next(iter(options.values())) if len(set(options.values())) == 1 else
+           "Options: " + "; ".join(f"{label} {cell}" for label, cell in options.items())) + ".", "",
+        "Reports: [En->Fr](hansards.test/report.md), [Fr->En](hansards.fr-en.test/report.md).",
+        *(["", "Figure 3 Fr->En, the first test sentences:", "",
+           *(f"![{png.stem}](hansards.fr-en.alignments/{png.name})" for png in sorted(alignments.glob("*.png")))]
+          if alignments else []),
+    ]
+
+
+def directions_page(work: Path, out: Path) -> list[str] | None:
+    """OUT/directions.md, None when WORK holds neither of its stages' reports."""
+    machines = published_machines(out) | latest_machines(work)
+    sections = {"multi30k-directions": multi30k_directions(work, machines),
+                "hansards-fr-en": hansards_directions(work, out, machines)}
+    if not any(sections.values()):
+        return None
+    return [
+        "# Either direction: Fr->En beside En->Fr", "",
+        "Regenerate: `bash scripts/reproduce_results.sh multi30k-directions hansards-fr-en`, then this page with "
+        "`python scripts/publish_results.py --work work/results --out docs/results --page directions`. Each model trains "
+        "on one thread pinned to one core. BLEU and chrF2 compare each output with references in its own target "
+        "language (sacreBLEU's tokeniser chosen by it, in the signature), so the two directions' figures measure two "
+        "tasks, not one model against another.", "",
+        *(line for section in sections.values() if section for line in [*section, ""]),
+        *(f"Not run yet: stage {stage}." for stage, section in sections.items() if section is None),
+    ]
+
+
+def publish_directions(work: Path, out: Path) -> bool:
+    """Write OUT/directions.md and copy its report folders; False when WORK has none of them."""
+    lines = directions_page(work, out)
+    if lines is None:
+        return False
+    copy_reports(work, out, DIRECTION_FOLDERS)
+    write_atomic(out / "directions.md", lines)
+    print(f"| wrote {out}/directions.md")
+    return True
+
+
+def with_directions_link(lines: list[str]) -> list[str]:
+    """A published README.md's LINES with DIRECTIONS_LINK where ``page`` puts it (after the line on
+    discussion.md, else at the end), and nothing else changed."""
+    if DIRECTIONS_LINK in lines:
+        return lines
+    if DISCUSSION_LINE not in lines:
+        return [*lines, "", DIRECTIONS_LINK]
+    at = lines.index(DISCUSSION_LINE) + 2
+    return [*lines[:at], DIRECTIONS_LINK, "", *lines[at:]]
 
 
 def readme_block(hansards_report: dict | None, multi30k_reports: dict[str, dict] | None, verdicts: list[str]) -> list[str]:
@@ -253,8 +452,9 @@ def readme_block(hansards_report: dict | None, multi30k_reports: dict[str, dict]
              "[docs/results/README.md](docs/results/README.md)'s runs:", ""]
     if hansards_report:
         systems = hansards_report["systems"]
-        lines += [*markdown_table(["Hansards, word level, test (3,000)", "sacreBLEU (All)", "No UNK", "updates"],
-                                  [[name, f"{s['sacrebleu']:.2f}", f"{s['no_unk_sacrebleu']:.2f}",
+        lines += [*markdown_table(["Hansards, word level, test (3,000)", "sacreBLEU (All)", "chrF2 (All)", "No UNK",
+                                   "updates"],
+                                  [[name, f"{s['sacrebleu']:.2f}", chrf_cell(s), f"{s['no_unk_sacrebleu']:.2f}",
                                     hansards_report["training"][name]["updates"]] for name, s in systems.items()]), ""]
     if multi30k_reports:
         lines += [*markdown_table(["Multi30k, sacreBLEU over seeds (mean ± std)", "seeds", "test_2016_flickr",
@@ -275,13 +475,24 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("work/results"))
     parser.add_argument("--out", type=Path, default=Path("docs/results"))
     parser.add_argument("--readme", type=Path, help="also replace the results block of this README")
+    parser.add_argument("--page", choices=("all", "directions"), default="all",
+                        help="directions: write only directions.md and its report folders, and link it from README.md")
     args = parser.parse_args()
-    hansards_report = load_report(args.work, "hansards.test")
-    loaded = {split: load_report(args.work, f"multi30k.{split}") for split in ("test", "test1")}
+    if args.page == "directions":
+        if args.readme:
+            parser.error("--readme takes README.md's figures: run it without --page directions")
+        if not publish_directions(args.work, args.out):
+            sys.exit(f"publish_results.py: error: no report of the stages multi30k-directions or hansards-fr-en in "
+                     f"{args.work}/report: run them first")
+        if (args.out / "README.md").exists():
+            write_atomic(args.out / "README.md", with_directions_link(read_lines(args.out / "README.md")))
+        return
+    hansards_report = load_report(args.work / "report", "hansards.test")
+    loaded = {split: load_report(args.work / "report", f"multi30k.{split}") for split in MULTI30K_TESTS}
     multi30k_reports = None if None in loaded.values() else loaded
     if hansards_report is None and multi30k_reports is None:
         sys.exit(f"publish_results.py: error: no report for hansards.test or multi30k.test/test1 in {args.work}/report: "
-                 "run scripts/reproduce_results.sh's evaluate stages first")
+                 "run scripts/reproduce_results.sh's evaluate stages first (for the directions stages alone: --page directions)")
     hansards = hansards_section(args.work, hansards_report) if hansards_report else None
     multi30k = multi30k_section(args.work, multi30k_reports) if multi30k_reports else None
     verdicts = [line for section in (hansards, multi30k) if section for line in section[1]]
@@ -294,11 +505,13 @@ def main() -> None:
         except (OSError, ValueError) as error:
             sys.exit(f"publish_results.py: error: {args.readme}: {error}")
     copy_reports(args.work, args.out)
-    write_atomic(args.out / "README.md", page(args.work, hansards, multi30k, verdicts))
+    publish_directions(args.work, args.out)
+    write_atomic(args.out / "README.md", page(args.work, hansards, multi30k, verdicts, (args.out / "directions.md").exists()))
     print(f"| wrote {args.out}/README.md")
     if readme is not None:
         write_atomic(args.readme, readme)
         print(f"| updated the results block of {args.readme}")
+
 
 if __name__ == "__main__":
     main()

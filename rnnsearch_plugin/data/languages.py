@@ -3,6 +3,10 @@ one, as fairseq's ``-s``/``-t`` and sacremoses use them): whether it separates w
 and whether Moses tokenisation (sacremoses) knows it."""
 from functools import cache
 
+# The paper's direction, English->French: prepare_data.py's default, and the pair of every folder
+# prepared before issue 39 (whose manifest and fairseq files name none).
+DEFAULT_PAIR = ("en", "fr")
+
 # Written without spaces between words: lengths are counted in characters, and Moses
 # tokenisation (which splits on spaces and punctuation) would leave whole sentences as one token.
 UNSEGMENTED = frozenset({"zh", "yue", "ja", "th", "lo", "km", "my", "bo"})

@@ -28,6 +28,31 @@ def test_bleu_figures_equal_sacrebleus_own_on_the_same_files(evaluation, multi30
     assert 0 < system["no_unk_sentences"] < 1000  # the 1,000-word spm vocabulary leaves some <unk>
 
 
+def test_chrf_stands_beside_bleu_with_both_signatures(evaluation, multi30k, tmp_path):
+    out, report = evaluation
+    system = report["systems"]["tiny"]
+    reference = multi30k / "raw" / "test1.fr"
+    assert system["chrf"] == pytest.approx(
+        sacrebleu_cli(reference, out / "translations" / "tiny.txt", "-m", "chrf"), abs=6e-5)
+    write_atomic(tmp_path / "subset", [read_lines(reference)[i] for i in system["no_unk_ids"]])
+    assert system["no_unk_chrf"] == pytest.approx(
+        sacrebleu_cli(tmp_path / "subset", out / "translations" / "tiny.no_unk.txt", "-m", "chrf"), abs=6e-5)
+    assert system["chrf_signature"].startswith("nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|")
+    assert "|tok:13a|" in system["signature"]  # French: sacreBLEU's default
+    assert (report["source_lang"], report["target_lang"], report["tokenizer_note"]) == ("en", "fr", None)
+    markdown = (out / "report.md").read_text()
+    assert (f"| tiny | {system['sacrebleu']:.2f} | {system['chrf']:.2f} | {system['tokenised_bleu']:.2f} | "
+            f"{system['no_unk_sentences']} | {system['no_unk_sacrebleu']:.2f} | {system['no_unk_chrf']:.2f} | ") in markdown
+    assert f"sacreBLEU signature: `{system['signature']}`; chrF2 signature: `{system['chrf_signature']}`." in markdown
+
+
+def test_lengths_are_stated_in_the_source_languages_unit(evaluation):
+    out, report = evaluation
+    assert report["length_unit"] == "words (Moses tokens)"
+    assert "## BLEU by source length in words (Moses tokens) (Figure 2, sacreBLEU only)" in (out / "report.md").read_text()
+    assert "<!-- source sentence length in words (Moses tokens) -->" in (out / "bleu_by_length.svg").read_text()
+
+
 def test_report_files_cover_every_sentence_once(evaluation, multi30k):
     out, report = evaluation
     rows = report["by_length"]["tiny"]
@@ -36,7 +61,7 @@ def test_report_files_cover_every_sentence_once(evaluation, multi30k):
     assert len((out / "bleu_by_length.csv").read_text().splitlines()) == 1 + len(rows)
     assert (out / "bleu_by_length.png").stat().st_size > 0 and "<svg" in (out / "bleu_by_length.svg").read_text()
     long_rows = [line for line in (out / "long_sentences.md").read_text().splitlines() if line[:3].strip("| ").isdigit()]
-    lengths = bleu.source_lengths(read_lines(multi30k / "raw" / "test1.en"))
+    lengths = bleu.source_lengths(read_lines(multi30k / "raw" / "test1.en"), "en")
     expected = [i for i, n in enumerate(lengths) if n >= 15]
     assert [int(line.split(" | ")[0][2:]) for line in long_rows] == expected and len(expected) > 20
 

@@ -1,13 +1,13 @@
-"""scripts/reproduce_results.sh and scripts/publish_results.py (issue 7's results page), on the
-session's tiny checkpoint: the page's figures are the reports' own, the length gap is the
-Figure 2 buckets' BLEU, and bad requests end in one line."""
+"""scripts/reproduce_results.sh and scripts/publish_results.py (issue 7's results page, issue 39's
+directions page), on the session's tiny checkpoint: the page's figures are the reports' own, the
+length gap is the Figure 2 buckets' BLEU, and bad requests end in one line."""
 import csv
 import json
 import shutil
 import sys
 from pathlib import Path
 
-from conftest import SHARED_DATA, run
+from conftest import REPO, SHARED_DATA, run
 
 
 def training_log(dev_losses: list[float], updates: int = 100) -> str:
@@ -75,17 +75,23 @@ def test_results_page_reports_the_evaluations_figures(evaluation, multi30k, chec
     fake_work(multi30k, out, aer, work)
     readme = tmp_path / "README.md"
     readme.write_text("# top\n<!-- results: scripts/publish_results.py -->\nstale figures\n<!-- /results -->\nrest\n")
+    (tmp_path / "page").mkdir()
+    (tmp_path / "page" / "directions.md").write_text("# Either direction\n")  # published before: README.md links it
     run(sys.executable, "scripts/publish_results.py", "--work", str(work), "--out", str(tmp_path / "page"),
         "--readme", str(readme))
     page = (tmp_path / "page" / "README.md").read_text()
     tiny, trained = report["systems"]["tiny"], report["training"]["tiny"]
-    assert (f"| rnnsearch_small | 20.50 / {tiny['tokenised_bleu']:.2f} | {tiny['no_unk_sentences']} | "
-            f"{tiny['no_unk_sacrebleu']:.2f} / {tiny['no_unk_tokenised_bleu']:.2f} | {trained['updates']} | {trained['epochs']} | "
+    assert (f"| rnnsearch_small | 20.50 / {tiny['tokenised_bleu']:.2f} | {tiny['chrf']:.2f} | {tiny['no_unk_sentences']} | "
+            f"{tiny['no_unk_sacrebleu']:.2f} / {tiny['no_unk_tokenised_bleu']:.2f} | {tiny['no_unk_chrf']:.2f} | "
+            f"{trained['updates']} | {trained['epochs']} | "
             f"{trained['dev_nll']:.3f} | {trained['wall_hours']:.2f} | bfloat16 (--amp) | ") in page
     rows = {line.split(" | ")[0][2:]: line for line in page.splitlines() if line.startswith("| ")}
     assert (f"| {trained['updates']} | {trained['epochs']} | {trained['dev_nll']:.3f} | nats per target token | float32 | "
             "`--arch rnnsearch_small ") in rows["lstm.seed2"]
     assert "| nats per target token | bfloat16 (--amp) | " in rows["rnnsearch_small.seed2"]
+    assert rows["rnnencdec_small"].startswith(f"| rnnencdec_small | 30.00 / {tiny['tokenised_bleu']:.2f} | "
+                                              f"{tiny['chrf']:.2f} | 20.00 / {tiny['tokenised_bleu']:.2f} | {tiny['chrf']:.2f} | ")
+    assert "[directions.md](directions.md)" in page
     assert "**Holds**: on the Hansards RNNsearch-50 leads RNNencdec-50 by +6.25 sacreBLEU" in page
     # the options column is the checkpoint's own (conftest trains it with --dropout 0.1 --lr 0.003 --seed 3)
     assert ("`--arch rnnsearch_small --encoder-dropout-in 0.1 --encoder-dropout-out 0.0 --decoder-dropout-in 0.1 "
@@ -115,8 +121,91 @@ def test_results_page_reports_the_evaluations_figures(evaluation, multi30k, chec
     assert not (tmp_path / "page" / "multi30k.test" / "translations").exists()
     top = readme.read_text()
     assert top.startswith("# top\n<!-- results: scripts/publish_results.py -->\n") and top.endswith("<!-- /results -->\nrest\n")
-    assert "stale figures" not in top and "| rnnsearch_small | 20.50 |" in top and "leads the lstm by +0.50" in top
+    assert "stale figures" not in top and "leads the lstm by +0.50" in top
+    assert f"| rnnsearch_small | 20.50 | {tiny['chrf']:.2f} | {tiny['no_unk_sacrebleu']:.2f} |" in top
     assert "| rnnsearch_small | 3 | 52.00 ± 2.00 | 42.00 ± 2.00 |" in top  # the seeds in brief
+
+
+def direction_report(report: Path, target: Path, pair: str, sacrebleu: float, chrf: float) -> None:
+    """REPORT (one system, 'tiny') as rnnsearch_small's report of PAIR ('fr-en') with the given scores."""
+    target.mkdir(parents=True)
+    data = json.loads((report / "report.json").read_text())
+    data["source_lang"], data["target_lang"] = pair.split("-")
+    for key in ("systems", "training", "by_length"):
+        data[key] = {"rnnsearch_small": data[key]["tiny"]}
+    data["systems"]["rnnsearch_small"] |= {"sacrebleu": sacrebleu, "chrf": chrf}
+    (target / "report.json").write_text(json.dumps(data))
+    shutil.copytree(report / "translations", target / "translations")
+    shutil.copyfile(report / "report.md", target / "report.md")
+
+
+PUBLISHED = """# Results on real data within a CPU budget
+
+What each line means, with the evidence, and what a miss would take: [discussion.md](discussion.md).
+
+## Machines and wall time
+
+| stage | processor | flags |
+| --- | --- | --- |
+| hansards | Intel(R) Xeon(R) Processor | avx2 amx_bf16 |
+
+| program | output | minutes |
+| --- | --- | --- |
+| fairseq-train | WORK/checkpoints/hansards/rnnsearch_small/train.log | 125.3 |
+"""
+
+
+def test_directions_page_from_the_new_stages_alone_keeps_the_published_page(evaluation, tmp_path):
+    """A WORK with only the stages multi30k-directions and hansards-fr-en: directions.md has their
+    figures beside the published En->Fr Hansards report (one written before chrF: "—"), its
+    machine from the published page, and README.md stays as published but for the link to it."""
+    report, trained = evaluation[0], evaluation[1]["training"]["tiny"]
+    tiny = evaluation[1]["systems"]["tiny"]
+    work, out = tmp_path / "work", tmp_path / "out"
+    scores = {"en-fr.test": (40.0, 60.5), "en-fr.test1": (35.0, 58.25), "fr-en.test": (45.5, 62.0), "fr-en.test1": (39.75, 59.0)}
+    for name, (sacrebleu, chrf) in scores.items():
+        direction_report(report, work / "report" / f"directions.multi30k.{name}", name.split(".")[0], sacrebleu, chrf)
+    direction_report(report, work / "report" / "hansards.fr-en.test", "fr-en", 24.5, 51.0)
+    (work / "report" / "hansards.fr-en.alignments").mkdir()
+    shutil.copyfile(report / "bleu_by_length.png", work / "report" / "hansards.fr-en.alignments" / "alignment_0.png")
+    (work / "multi30k.fr-en").mkdir()
+    (work / "multi30k.fr-en" / "manifest.json").write_text(json.dumps({
+        "scheme": "spm", "source_lang": "fr", "target_lang": "en", "vocabulary": {"en": 1000, "fr": 1200},
+        "pairs": {"train": 29000, "valid": 1014, "test": 1000, "test1": 1000}}))
+    (work / "machines.tsv").write_text("multi30k-directions\tAMD EPYC 7B13\tavx2\nhansards-fr-en\tAMD EPYC 7B13\tavx2\n")
+    (out / "hansards.test").mkdir(parents=True)
+    shutil.copyfile(REPO / "docs" / "results" / "hansards.test" / "report.json", out / "hansards.test" / "report.json")
+    (out / "README.md").write_text(PUBLISHED)
+    publish = [sys.executable, "scripts/publish_results.py", "--work", str(work), "--out", str(out)]
+    whole = run(*publish, check=False)  # the main page needs the main stages' reports
+    assert whole.returncode == 1 and "(for the directions stages alone: --page directions)" in whole.stderr
+    run(*publish, "--page", "directions")
+    link = ("Either direction, Fr->En beside En->Fr (Multi30k with the quickstart's recipe, the Hansards with "
+            "RNNsearch-50): [directions.md](directions.md).")
+    linked = PUBLISHED.replace("[discussion.md](discussion.md).\n\n", f"[discussion.md](discussion.md).\n\n{link}\n\n")
+    assert (out / "README.md").read_text() == linked  # the link added, nothing else rewritten
+    page = (out / "directions.md").read_text()
+    hours = f"{trained['updates']} | {trained['dev_nll']:.3f} | {trained['wall_hours']:.2f}"
+    assert f"| En->Fr | 40.00 | 60.50 | 35.00 | 58.25 | {hours} | AMD EPYC 7B13 (avx2) |" in page
+    assert f"| Fr->En | 45.50 | 62.00 | 39.75 | 59.00 | {hours} | AMD EPYC 7B13 (avx2) |" in page
+    assert "Both directions ran on AMD EPYC 7B13." in page
+    assert ("- `multi30k.fr-en`: spm, 1,200 / 1,000 fr / en dictionary entries; 29,000 / 1,014 / 1,000 / 1,000 "
+            "train / valid / test / test1 pairs") in page
+    published = json.loads((out / "hansards.test" / "report.json").read_text())
+    search, training = published["systems"]["rnnsearch_small"], published["training"]["rnnsearch_small"]
+    assert (f"| En->Fr | {search['sacrebleu']:.2f} | — | {search['no_unk_sentences']} | {search['no_unk_sacrebleu']:.2f} | — | "
+            f"{training['updates']} | {training['dev_nll']:.3f} | {training['wall_hours']:.2f} | "
+            "Intel(R) Xeon(R) Processor (avx2 amx_bf16) |") in page
+    assert (f"| Fr->En | 24.50 | 51.00 | {tiny['no_unk_sentences']} | {tiny['no_unk_sacrebleu']:.2f} | "
+            f"{tiny['no_unk_chrf']:.2f} | {hours} | AMD EPYC 7B13 (avx2) |") in page
+    assert ("The processors differ (En->Fr: Intel(R) Xeon(R) Processor, avx2 amx_bf16; Fr->En: AMD EPYC 7B13, avx2)"
+            in page)
+    assert f"chrF2 `{tiny['chrf_signature']}`" in page and "Not run yet" not in page
+    assert "![alignment_0](hansards.fr-en.alignments/alignment_0.png)" in page
+    for copied in ("hansards.fr-en.alignments/alignment_0.png", "directions.multi30k.fr-en.test1/report.md"):
+        assert (out / copied).stat().st_size > 0
+    assert not (out / "directions.multi30k.fr-en.test1" / "translations").exists()
+    assert sorted(path.name for path in (out / "hansards.test").iterdir()) == ["report.json"]  # the published one, untouched
 
 
 def test_results_scripts_refuse_unknown_stages_and_missing_reports(tmp_path):

@@ -3,6 +3,10 @@ one, as fairseq's ``-s``/``-t`` and sacremoses use them): whether it separates w
 and whether Moses tokenisation (sacremoses) knows it."""
 from functools import cache
 
+# The paper's direction (English to French), the one default pair: the named corpora's direction
+# when none is given, and that of folders prepared before any pair could be (issue 39).
+DEFAULT_PAIR = ("en", "fr")
+
 # Written without spaces between words: lengths are counted in characters, and Moses
 # tokenisation (which splits on spaces and punctuation) would leave whole sentences as one token.
 UNSEGMENTED = frozenset({"zh", "yue", "ja", "th", "lo", "km", "my", "bo"})

@@ -21,6 +21,7 @@ from typing import Any, Optional
 from fairseq.data import Dictionary
 
 from .corpora import CORPORA
+from .languages import DEFAULT_PAIR
 from .schemes import Scheme
 from .sources import Sources
 from .textio import DataError, read_lines, write_atomic
@@ -40,7 +41,7 @@ def raw_splits(corpus: str, out: Path, sources: Sources, langs: tuple[str, str],
     report_path = raw / "report.json"
     if report_path.exists():
         report = json.loads(report_path.read_text())
-        prepared = tuple(report.get("langs", ("en", "fr")))  # folders prepared before issue 39 are all En->Fr
+        prepared = tuple(report.get("langs", DEFAULT_PAIR))  # folders prepared before issue 39 are all En->Fr
         if prepared != langs:
             raise DataError(f"{out} holds {corpus} prepared {prepared[0]}->{prepared[1]}, not {langs[0]}->{langs[1]}: "
                             "prepare the other direction into another --out")
@@ -124,7 +125,7 @@ def unknown_counts(out: Path, scheme: str, splits: list[str], langs: tuple[str, 
     return counts
 
 
-def prepare(corpus: str, scheme: Scheme, out: Path, langs: tuple[str, str] = ("en", "fr"), local_dir: Optional[Path] = None,
+def prepare(corpus: str, scheme: Scheme, out: Path, langs: tuple[str, str] = DEFAULT_PAIR, local_dir: Optional[Path] = None,
             train_lines: int = 0, shortlist: int = 0, max_len: int = 0, workers: int = os.cpu_count() or 1,
             mirror: Optional[str] = None, **corpus_options: Any) -> dict[str, Any]:
     """Run every step (see the module's docstring) for ``langs`` = (source, target); downloads go

@@ -306,8 +306,13 @@ def device_flags(device: str) -> list[str]:
     return ["--cpu"] if device == "cpu" else []
 
 
+def pair_options(opts: argparse.Namespace) -> list[str]:
+    """fairseq's -s/-t: the pair the data was prepared for (``hub.data_pair``)."""
+    return ["-s", opts.pair[0], "-t", opts.pair[1]]
+
+
 def trainer_options(opts: argparse.Namespace) -> list[str]:
-    return [str(opts.data), "--user-dir", "rnnsearch_plugin", "--task", "translation", "-s", "en", "-t", "fr",
+    return [str(opts.data), "--user-dir", "rnnsearch_plugin", "--task", "translation", *pair_options(opts),
             "--optimizer", "adam", "--lr", "0.002", "--clip-norm", "1.0",
             "--max-tokens", str(opts.max_tokens), "--seed", "1", "--num-workers", "0",
             "--data-buffer-size", "0", *device_flags(opts.device)]
@@ -361,7 +366,7 @@ def allocator_section(opts: argparse.Namespace) -> dict[str, Any]:
 
 
 def generate(opts: argparse.Namespace, checkpoint: Path, beam: int, options: list[str]) -> dict[str, float]:
-    command = ["fairseq-generate", str(opts.data), "--user-dir", "rnnsearch_plugin", "-s", "en", "-t", "fr",
+    command = ["fairseq-generate", str(opts.data), "--user-dir", "rnnsearch_plugin", *pair_options(opts),
                "--gen-subset", "test", "--path", str(checkpoint), "--beam", str(beam),
                "--batch-size", str(opts.gen_batch_size), "--min-len", str(opts.decode_length),
                "--max-len-a", "0", "--max-len-b", str(opts.decode_length), "--num-workers", "0",
@@ -600,9 +605,23 @@ def baseline_sentence(baseline: dict[str, str] | None) -> list[str]:
                 "benchmark.py with its own plugin in the same run."]
 
 
+def binarized_pair(data: Path | None, program: str) -> tuple[str, str]:
+    """The (source, target) languages of a fairseq-binarized folder, from its manifest or its file
+    names (``hub.data_pair``); exits with one line when it is not a binarized folder of one pair.
+    The load scripts use it too."""
+    from rnnsearch_plugin.hub import data_pair
+
+    pair = data_pair(data) if data is not None and data.is_dir() else None
+    if pair is None or not all((data / f"dict.{lang}.txt").exists() for lang in pair):  # type: ignore[operator]
+        raise SystemExit(f"{program}: error: {data} is not a binarized folder of one language pair "
+                         "(the bin/ of scripts/prepare_data.py's --out)")
+    return pair
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, help="binarized Multi30k En->Fr (prepare_data.py OUT/bin)")
+    parser.add_argument("--data", type=Path, help="a binarized corpus, any pair (prepare_data.py OUT/bin; "
+                                                  "the README's figures: Multi30k as the quickstart prepares it)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks"))
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--sections", default=",".join(DEFAULT_SECTIONS), help=f"of {','.join(SECTIONS)}")
@@ -632,8 +651,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             parser.error(f"--baseline {opts.baseline}: no scripts/benchmark.py there; give a checkout of this repository")
         opts.baseline_commit = subprocess.run(["git", "-C", str(opts.baseline), "rev-parse", "--short", "HEAD"],
                                               capture_output=True, text=True, check=True).stdout.strip()
-    if {"train", "decode", "allocator"} & set(opts.sections) and not (opts.data and (opts.data / "dict.en.txt").exists()):
-        parser.error("--data must be a binarized Multi30k En->Fr folder (prepare_data.py multi30k ... OUT/bin)")
+    if {"train", "decode", "allocator"} & set(opts.sections):
+        opts.pair = binarized_pair(opts.data, "benchmark")
     return opts
 
 

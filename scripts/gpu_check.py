@@ -48,6 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 WHEELS = REPO / ".gpu_wheels"
 RESULT = "GPU_CHECK_RESULT "  # a stage's last line: its checks and figures, as JSON
 TOTAL_SECONDS = 470  # the whole check, install included, within 8 minutes
+SOURCE, TARGET = "src", "tgt"  # the synthetic corpus's two sides: made-up words, no language
 
 
 @dataclass(frozen=True)
@@ -167,12 +168,12 @@ def stage_data(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     shutil.rmtree(opts.work / "bin", ignore_errors=True)  # fairseq-preprocess refuses to overwrite a dictionary
     for split, count, seed in (("train", sizes.train_pairs, 1), ("valid", sizes.test_pairs, 2), ("test", sizes.test_pairs, 3)):
         sources, targets = synthetic_pairs(count, sizes.vocab, seed)
-        (raw / f"{split}.en").write_text("\n".join(sources) + "\n")
-        (raw / f"{split}.fr").write_text("\n".join(targets) + "\n")
-    run_command([program("fairseq-preprocess"), "--source-lang", "en", "--target-lang", "fr",
+        (raw / f"{split}.{SOURCE}").write_text("\n".join(sources) + "\n")
+        (raw / f"{split}.{TARGET}").write_text("\n".join(targets) + "\n")
+    run_command([program("fairseq-preprocess"), "--source-lang", SOURCE, "--target-lang", TARGET,
                  "--trainpref", str(raw / "train"), "--validpref", str(raw / "valid"), "--testpref", str(raw / "test"),
                  "--destdir", str(opts.work / "bin"), "--workers", str(min(8, os.cpu_count() or 1))])
-    made = (opts.work / "bin" / "train.en-fr.en.bin").exists()
+    made = (opts.work / "bin" / f"train.{SOURCE}-{TARGET}.{SOURCE}.bin").exists()
     return {"checks": [check("fairseq-preprocess binarized the corpus", made)],
             "figures": {"train_pairs": sizes.train_pairs, "vocab": sizes.vocab}}
 
@@ -193,7 +194,7 @@ def stage_precision(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     for precision in sizes.precisions:
         save = opts.work / f"checkpoints{precision.replace('-', '_')}"
         command = [program("fairseq-train"), str(opts.work / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
-                   "-s", "en", "-t", "fr", *MODELS["rnnsearch_small"], "--optimizer", "adam", "--lr", "0.002",
+                   "-s", SOURCE, "-t", TARGET, *MODELS["rnnsearch_small"], "--optimizer", "adam", "--lr", "0.002",
                    "--clip-norm", "1.0", "--max-tokens", str(sizes.max_tokens), "--max-update", str(sizes.updates),
                    "--seed", "1", "--log-format", "json", "--log-interval", str(interval), "--save-dir", str(save),
                    "--no-epoch-checkpoints", "--no-save", "--disable-validation", "--num-workers", "0",
@@ -220,7 +221,7 @@ def stage_training(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     benchmark = benchmark_module()
     figures = {}
     for name, options in MODELS.items():
-        args = [str(opts.work / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation", "-s", "en", "-t", "fr",
+        args = [str(opts.work / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation", "-s", SOURCE, "-t", TARGET,
                 "--optimizer", "adam", "--lr", "0.002", "--clip-norm", "1.0", "--max-tokens", str(sizes.max_tokens),
                 "--seed", "1", "--num-workers", "0", "--data-buffer-size", "0", "--amp", *device_flags(opts.device), *options]
         job = {"args": args, "warmup": sizes.warmup, "updates": sizes.timed_updates, "device": opts.device,

@@ -2,8 +2,9 @@
 
     python scripts/interactive_load.py --data work/quickstart/data --checkpoint CKPT --out benchmarks
 
-Feeds the subword-encoded test sentences (``DATA/spm/test.en``, repeated) to one
-fairseq-interactive process through its standard input, reads its translations as they come,
+Feeds the encoded test sentences (``DATA/SCHEME/test.SRC``, the manifest's scheme and source
+language, repeated) to one fairseq-interactive process through its standard input, for the pair
+of the data (any pair), reads its translations as they come,
 and every ``--every`` translations records the process's resident memory (VmRSS, and the
 peak VmHWM) and the throughput of the last chunk. Checks one translation per line, in order.
 Writes ``OUT/interactive_load.json`` and ``.md``.
@@ -18,7 +19,7 @@ from itertools import cycle, islice
 from pathlib import Path
 from typing import Any, Iterator
 
-from benchmark import process_memory_mb  # scripts/ is on the path when this script runs
+from benchmark import binarized_pair, process_memory_mb  # scripts/ is on the path when this script runs
 
 
 def feed(stream: Any, lines: Iterator[str]) -> None:
@@ -28,9 +29,11 @@ def feed(stream: Any, lines: Iterator[str]) -> None:
 
 
 def measure(opts: argparse.Namespace) -> list[dict[str, float]]:
-    sentences = (opts.data / "spm" / "test.en").read_text(encoding="utf-8").splitlines()
+    source, target = binarized_pair(opts.data / "bin", "interactive_load")
+    scheme = json.loads((opts.data / "manifest.json").read_text())["scheme"]
+    sentences = (opts.data / scheme / f"test.{source}").read_text(encoding="utf-8").splitlines()
     command = [str(Path(sys.executable).parent / "fairseq-interactive"), str(opts.data / "bin"),
-               "--user-dir", "rnnsearch_plugin", "-s", "en", "-t", "fr", "--path", str(opts.checkpoint),
+               "--user-dir", "rnnsearch_plugin", "-s", source, "-t", target, "--path", str(opts.checkpoint),
                "--beam", str(opts.beam), "--buffer-size", str(opts.buffer_size),
                "--batch-size", str(opts.buffer_size), "--cpu"]
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -67,7 +70,7 @@ def markdown(opts: argparse.Namespace, chunks: list[dict[str, float]]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, required=True, help="prepare_data.py output (bin/ and spm/)")
+    parser.add_argument("--data", type=Path, required=True, help="prepare_data.py output (bin/, the scheme's folder, manifest.json)")
     parser.add_argument("--checkpoint", type=Path, required=True)
     parser.add_argument("--out", type=Path, default=Path("benchmarks"))
     parser.add_argument("--lines", type=int, default=20000)

@@ -5,13 +5,13 @@
 
 Starts rnnsearch-serve on a free port of 127.0.0.1 (nothing else is ever addressed), then
 ``--clients`` threads send ``--requests`` POST /translate requests between them, each of
-1-``--max-per-request`` sentences drawn (seeded) from ``DATA/raw/test.en``, with beam
-``--beam`` and the soft alignment in subword pieces; the run stops after ``--time-limit``
-seconds whatever is left. It records each request's latency and the server's peak resident
-memory (VmHWM), then translates the same test set with fairseq-generate (same checkpoint, same
-beam, --print-alignment soft) and checks that every sentence of every response has the source
-pieces of its S- line, the hypothesis pieces of its H- line, its score (H- prints it in base 2)
-and the weights of its A- line. Writes ``OUT/serve_load.json`` and ``.md``.
+1-``--max-per-request`` sentences drawn (seeded) from ``DATA/raw/test.SRC`` (the data's source
+language, any pair), with beam ``--beam`` and the soft alignment in subword pieces; the run stops
+after ``--time-limit`` seconds whatever is left. It records each request's latency and the
+server's peak resident memory (VmHWM), then translates the same test set with fairseq-generate
+(same checkpoint, same beam, --print-alignment soft) and checks that every sentence of every
+response has the source pieces of its S- line, the hypothesis pieces of its H- line, its score
+(H- prints it in base 2) and the weights of its A- line. Writes ``OUT/serve_load.json`` and ``.md``.
 """
 import argparse
 import json
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 import numpy as np
-from benchmark import process_memory_mb  # scripts/ is on the path when this script runs
+from benchmark import binarized_pair, process_memory_mb  # scripts/ is on the path when this script runs
 
 SCORE_TOLERANCE = 1e-4  # base-2 score per token: batches of other sizes differ by float rounding only
 WEIGHT_TOLERANCE = 1e-5  # both print alpha_ij to 6 decimals
@@ -116,7 +116,7 @@ def generated(opts: argparse.Namespace) -> dict[int, dict[str, Any]]:
     from rnnsearch_plugin.analysis.alignment import parse_soft_alignments
 
     output = subprocess.run([str(Path(sys.executable).parent / "fairseq-generate"), str(opts.data / "bin"),
-                             "--user-dir", "rnnsearch_plugin", "-s", "en", "-t", "fr", "--gen-subset", "test",
+                             "--user-dir", "rnnsearch_plugin", "-s", opts.pair[0], "-t", opts.pair[1], "--gen-subset", "test",
                              "--path", str(opts.checkpoint), "--beam", str(opts.beam), "--batch-size", "128", "--cpu",
                              "--print-alignment", "soft"],
                             capture_output=True, text=True, check=True).stdout.splitlines()
@@ -208,7 +208,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--time-limit", type=float, default=1800, help="seconds of sending, at most")
     opts = parser.parse_args()
-    sentences = (opts.data / "raw" / "test.en").read_text(encoding="utf-8").splitlines()
+    opts.pair = binarized_pair(opts.data / "bin", "serve_load")
+    sentences = (opts.data / "raw" / f"test.{opts.pair[0]}").read_text(encoding="utf-8").splitlines()
     requests = plan(opts.requests, len(sentences), opts.max_per_request, opts.seed)
     opts.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as temporary, \

@@ -18,11 +18,15 @@ the others still run:
              peak memory, model-FLOP utilisation against the bfloat16 matmul peak measured here
              (``benchmark.py``'s paper worker, ``speed/flops.py``);
   decode     fairseq-generate, beam 5 and 12, a batch of ``gen_batch`` sentences, every
-             hypothesis ``decode_length`` tokens: sentences/s of rnnsearch_small and the lstm.
+             hypothesis ``decode_length`` tokens: sentences/s of rnnsearch_small and the lstm;
+  compile    (``--stages``, not run by default) the paper stage's bfloat16 step with every recurrence
+             step (the encoder's and decoder's GRU, the attention) compiled by ``torch.compile``,
+             against the same step eager, alternated: what fusing each step's small kernels buys
+             where the step is bound by kernel launches.
 
 ``--device cpu`` runs the same stages at toy sizes, for ``tests/scripts/test_gpu_check.py``: the
 paper stage with rnnsearch_small, beam 5 only, and --amp only (fairseq's --fp16 needs CUDA, and
-its --bf16 is its TPU path). Writes PREFIX.json, PREFIX.md and PREFIX.log (all
+its --bf16 is the GPU's). Writes PREFIX.json, PREFIX.md and PREFIX.log (all
 output); exits 1 if any check failed.
 
     bash scripts/gpu_check.sh [--device cuda|cpu] [--out PREFIX]
@@ -78,13 +82,13 @@ SIZES = {
                   max_tokens=4000, warmup=10, timed_updates=30, paper_arch="rnnsearch_wmt14", paper_vocab=30_000, paper_sentences=80, paper_length=50,
                   paper_updates=5, matmul_size=8192, gen_batch=128, decode_length=20, beams=(5, 12),
                   timeouts={"install": 300, "tests": 120, "data": 60, "precision": 150, "training": 90, "paper": 120,
-                            "decode": 120}),
+                            "decode": 120, "compile": 200}),
     "cpu": Sizes(train_pairs=1_200, test_pairs=64, vocab=200, updates=12, precisions=("--amp",),
                  max_tokens=600, warmup=2, timed_updates=3, paper_arch="rnnsearch_small", paper_vocab=1_000,
                  paper_sentences=4, paper_length=8, paper_updates=1, matmul_size=256, gen_batch=64, decode_length=6,
                  beams=(5,),
                  timeouts={"install": 600, "tests": 120, "data": 60, "precision": 120, "training": 90, "paper": 90,
-                           "decode": 90}),
+                           "decode": 90, "compile": 300}),
 }
 SMALL_LSTM = ["--arch", "lstm", "--encoder-bidirectional", "--encoder-embed-dim", "256", "--decoder-embed-dim", "256",
               "--encoder-hidden-size", "256", "--decoder-hidden-size", "256", "--decoder-out-embed-dim", "256",
@@ -271,10 +275,46 @@ def stage_decode(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     return {"checks": checks, "figures": figures}
 
 
+def compile_recurrences(model: Any) -> None:
+    """torch.compile on the modules a recurrence calls once per step (the GRUs, the attention)."""
+    import torch
+
+    for module in (model.encoder.forward_rnn, model.encoder.backward_rnn, model.decoder.rnn, model.decoder.attention):
+        if module is not None:
+            module.forward = torch.compile(module.forward, dynamic=False)
+
+
+def stage_compile(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
+    benchmark = benchmark_module()
+    steps = {}
+    for variant in ("eager", "compiled"):
+        step, model = benchmark.synthetic_step(sizes.paper_arch, sizes.paper_vocab, sizes.paper_sentences,
+                                               sizes.paper_length, opts.device, "bfloat16", "chunked_cross_entropy")
+        if variant == "compiled":
+            compile_recurrences(model)
+        warm_up, _ = benchmark.timed(opts.device, [step] * 2)  # compiles, for the compiled one
+        steps[variant] = (step, warm_up)
+    seconds = {variant: [] for variant in steps}
+    for _ in range(3):  # alternated
+        for variant, (step, _) in steps.items():
+            elapsed, tokens = benchmark.timed(opts.device, [step] * sizes.paper_updates)
+            seconds[variant].append(elapsed / sizes.paper_updates)
+    figures = {variant: {"seconds_per_update": min(times), "wps": tokens / sizes.paper_updates / min(times),
+                         "first_two_steps_seconds": steps[variant][1]} for variant, times in seconds.items()}
+    figures["speedup"] = figures["eager"]["seconds_per_update"] / figures["compiled"]["seconds_per_update"]
+    print(f"| compile: {figures}", flush=True)
+    return {"checks": [check(f"{sizes.paper_arch} bfloat16 step with compiled recurrences", math.isfinite(figures["speedup"]),
+                             f"{figures['speedup']:.2f}x the eager step ({figures['compiled']['wps']:.0f} against "
+                             f"{figures['eager']['wps']:.0f} target tokens/s; compiling took the first two steps "
+                             f"{figures['compiled']['first_two_steps_seconds']:.0f} s)")],
+            "figures": figures}
+
+
 STAGES: dict[str, Callable[[argparse.Namespace, Sizes], dict[str, Any]]] = {
     "install": stage_install, "tests": stage_tests, "data": stage_data, "precision": stage_precision,
-    "training": stage_training, "paper": stage_paper, "decode": stage_decode,
+    "training": stage_training, "paper": stage_paper, "decode": stage_decode, "compile": stage_compile,
 }
+DEFAULT_STAGES = [name for name in STAGES if name != "compile"]
 
 
 # --------------------------------------------------------------------------- orchestration
@@ -364,7 +404,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, help="PREFIX of PREFIX.json, .md, .log (default: benchmarks/results-h200 "
                                                  "on cuda, work/gpu_check/results-cpu on cpu)")
     parser.add_argument("--work", type=Path, help="scratch folder (default: work/gpu_check/DEVICE)")
-    parser.add_argument("--stages", default=",".join(STAGES), help=f"of {','.join(STAGES)}")
+    parser.add_argument("--stages", default=",".join(DEFAULT_STAGES), help=f"of {','.join(STAGES)}")
     parser.add_argument("--stage", choices=list(STAGES), help=argparse.SUPPRESS)  # run one stage (internal)
     parser.add_argument("--deadline", type=float, help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)

@@ -19,7 +19,7 @@ the others still run:
              (``benchmark.py``'s paper worker, ``speed/flops.py``);
   decode     fairseq-generate, beam 5 and 12, a batch of ``gen_batch`` sentences, every
              hypothesis ``decode_length`` tokens: sentences/s of rnnsearch_small and the lstm;
-  compile    (``--stages``, not run by default) the paper stage's bfloat16 step with every recurrence
+  compile    (``--stages``, not run by default; cuda only) the paper stage's bfloat16 step with every recurrence
              step (the encoder's and decoder's GRU, the attention) compiled by ``torch.compile``,
              against the same step eager, alternated: what fusing each step's small kernels buys
              where the step is bound by kernel launches.
@@ -260,7 +260,7 @@ def stage_paper(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
 def stage_decode(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     benchmark = benchmark_module()
     settings = argparse.Namespace(data=opts.work / "bin", gen_batch_size=sizes.gen_batch, decode_length=sizes.decode_length,
-                                  device=opts.device)
+                                  device=opts.device, pair=(SOURCE, TARGET))
     figures: dict[str, Any] = {}
     checks = []
     for beam in sizes.beams:
@@ -411,6 +411,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     unknown = set(opts.stages.split(",")) - set(STAGES)
     if unknown:
         parser.error(f"unknown stages {', '.join(sorted(unknown))}: choose from {', '.join(STAGES)}")
+    if opts.device == "cpu" and "compile" in opts.stages.split(","):
+        parser.error("the compile stage runs on cuda only: on the CPU the deferred weight gradients "
+                     "(speed/step_products.py) are not traceable by torch.compile")
     default_out = REPO / ("benchmarks/results-h200" if opts.device == "cuda" else "work/gpu_check/results-cpu")
     opts.out = (opts.out or default_out).resolve()
     opts.work = (opts.work or REPO / "work" / "gpu_check" / opts.device).resolve()

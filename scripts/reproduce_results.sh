@@ -81,10 +81,12 @@ LSTM=(--arch lstm --encoder-bidirectional --encoder-embed-dim 256 --decoder-embe
 
 log() { echo "| $(date -u +%H:%M:%S) $*"; }
 
-# pair CORPUS: the source and target language of the prepared folder WORK/CORPUS (its manifest)
+# pair CORPUS: the source and target language of the prepared folder WORK/CORPUS (its manifest,
+# else its fairseq files; En->Fr for a folder that names neither, as every one before issue 39)
 pair() {
-  python -c 'import sys; from pathlib import Path; from rnnsearch_plugin.hub import data_pair; print(*data_pair(Path(sys.argv[1])))' \
-    "$WORK/$1/bin"
+  python -c 'import sys; from pathlib import Path; from rnnsearch_plugin.hub import data_pair
+from rnnsearch_plugin.data.languages import DEFAULT_PAIR
+print(*(data_pair(Path(sys.argv[1])) or DEFAULT_PAIR))' "$WORK/$1/bin"
 }
 
 # on_core CORE COMMAND...: one thread, pinned to CORE, wall time appended to $WORK/wall_times.tsv

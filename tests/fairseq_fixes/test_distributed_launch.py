@@ -20,14 +20,14 @@ def test_two_cpu_processes_match_one_process_seeing_the_same_global_batch(multi3
     assert_same_weights(tmp_path / "two" / "checkpoint_last.pt", tmp_path / "one" / "checkpoint_last.pt")
 
 
-@pytest.mark.parametrize("visible,rank,local_rank,device", [
+@pytest.mark.parametrize("visible,rank,local_rank,gpu", [
     (0, 3, "1", 0),      # CPUs only: device 0, the only value fairseq accepts without CUDA
     (8, 11, "3", 3),     # torchrun, 8 GPUs per machine: the process's LOCAL_RANK
     (1, 5, "5", 0),      # one GPU visible per process (CUDA_VISIBLE_DEVICES set per task)
     (2, 3, "3", 1),      # LOCAL_RANK beyond the visible GPUs: fairseq's rank modulo device count
     (4, 6, None, 2),     # no LOCAL_RANK: fairseq's rule
 ])
-def test_torchrun_process_gets_a_visible_gpu(monkeypatch, visible, rank, local_rank, device):
+def test_torchrun_process_gets_a_visible_gpu(monkeypatch, visible, rank, local_rank, gpu):
     """fairseq's own entry point (infer_init_method) with torchrun's environment and a faked
     number of visible GPUs: the device chosen, and the one CUDA is set to."""
     from fairseq.dataclass.configs import DistributedTrainingConfig
@@ -46,5 +46,5 @@ def test_torchrun_process_gets_a_visible_gpu(monkeypatch, visible, rank, local_r
         monkeypatch.setenv("LOCAL_RANK", local_rank)
     cfg = DistributedTrainingConfig(distributed_world_size=16, tpu=False)
     distributed_utils.infer_init_method(cfg)
-    assert (cfg.device_id, cfg.distributed_rank, cfg.distributed_world_size) == (device, rank, 16)
-    assert chosen == ([device] if device > 0 else [])
+    assert (cfg.device_id, cfg.distributed_rank, cfg.distributed_world_size) == (gpu, rank, 16)
+    assert chosen == ([gpu] if gpu > 0 else [])

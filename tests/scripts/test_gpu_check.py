@@ -22,7 +22,7 @@ def test_the_tests_it_runs_on_the_gpu_exist():
 
 def test_cpu_run_passes_and_reports_every_figure(tmp_path):
     out = tmp_path / "results-cpu"
-    stages = [stage for stage in gpu_check.STAGES if stage != "tests"]
+    stages = [stage for stage in gpu_check.DEFAULT_STAGES if stage != "tests"]
     result = subprocess.run(["bash", "scripts/gpu_check.sh", "--device", "cpu", "--out", str(out),
                              "--work", str(tmp_path / "work"), "--stages", ",".join(stages)],
                             cwd=REPO, capture_output=True, text=True, timeout=600)

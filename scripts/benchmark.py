@@ -129,6 +129,12 @@ def synchronize(device: str) -> None:
         torch.cuda.synchronize()
 
 
+def program(name: str) -> str:
+    """A console command installed beside this Python, or on PATH (pip's --prefix)."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else name
+
+
 def timed(device: str, steps: list[Callable[[], int]]) -> tuple[float, int]:
     """Run the steps (each returns its target tokens); (seconds, target tokens)."""
     synchronize(device)
@@ -371,8 +377,7 @@ def generate(opts: argparse.Namespace, checkpoint: Path, beam: int, options: lis
                "--batch-size", str(opts.gen_batch_size), "--min-len", str(opts.decode_length),
                "--max-len-a", "0", "--max-len-b", str(opts.decode_length), "--num-workers", "0",
                *device_flags(opts.device), *options]
-    beside = Path(sys.executable).parent / command[0]  # else on PATH (pip install --prefix)
-    result = subprocess.run([str(beside) if beside.exists() else command[0], *command[1:]], capture_output=True, text=True)
+    result = subprocess.run([program(command[0]), *command[1:]], capture_output=True, text=True)
     found = re.search(r"Translated ([\d,]+) sentences \(([\d,]+) tokens\) in ([\d.]+)s", result.stderr)
     if result.returncode != 0 or found is None:
         raise SystemExit(f"benchmark: fairseq-generate failed ({result.returncode}):\n{result.stderr[-3000:]}")

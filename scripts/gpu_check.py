@@ -117,12 +117,6 @@ def run_command(command: list[str], **kwargs: Any) -> subprocess.CompletedProces
     return result
 
 
-def program(name: str) -> str:
-    """A console command installed beside this Python, or on PATH (pip's --prefix)."""
-    beside = Path(sys.executable).parent / name
-    return str(beside) if beside.exists() else name
-
-
 def stage_install(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     if importlib.util.find_spec("fairseq") is not None:
         return {"checks": [check("fairseq is installed", True, "already installed: nothing installed")], "figures": {}}
@@ -174,7 +168,7 @@ def stage_data(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
         sources, targets = synthetic_pairs(count, sizes.vocab, seed)
         (raw / f"{split}.{SOURCE}").write_text("\n".join(sources) + "\n")
         (raw / f"{split}.{TARGET}").write_text("\n".join(targets) + "\n")
-    run_command([program("fairseq-preprocess"), "--source-lang", SOURCE, "--target-lang", TARGET,
+    run_command([benchmark_module().program("fairseq-preprocess"), "--source-lang", SOURCE, "--target-lang", TARGET,
                  "--trainpref", str(raw / "train"), "--validpref", str(raw / "valid"), "--testpref", str(raw / "test"),
                  "--destdir", str(opts.work / "bin"), "--workers", str(min(8, os.cpu_count() or 1))])
     made = (opts.work / "bin" / f"train.{SOURCE}-{TARGET}.{SOURCE}.bin").exists()
@@ -197,7 +191,7 @@ def stage_precision(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     interval = max(1, sizes.updates // 5)
     for precision in sizes.precisions:
         save = opts.work / f"checkpoints{precision.replace('-', '_')}"
-        command = [program("fairseq-train"), str(opts.work / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
+        command = [benchmark_module().program("fairseq-train"), str(opts.work / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
                    "-s", SOURCE, "-t", TARGET, *MODELS["rnnsearch_small"], "--optimizer", "adam", "--lr", "0.002",
                    "--clip-norm", "1.0", "--max-tokens", str(sizes.max_tokens), "--max-update", str(sizes.updates),
                    "--seed", "1", "--log-format", "json", "--log-interval", str(interval), "--save-dir", str(save),

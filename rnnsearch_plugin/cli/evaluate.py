@@ -151,11 +151,12 @@ def table_notes(results: dict[str, dict], target: str, note: str | None) -> str:
     return " ".join(parts)
 
 
-def write_report(out: Path, args: argparse.Namespace, pair: tuple[str, str], sources: list[str], references: list[str],
-                 results: dict[str, dict], logs: dict[str, Path]) -> None:
+def write_report(out: Path, args: argparse.Namespace, pair: tuple[str, str], note: str | None, sources: list[str],
+                 references: list[str], results: dict[str, dict], logs: dict[str, Path]) -> None:
     """The files the module's docstring lists; source lengths (Figure 2, Appendix C) in the source
-    language's own units (``bleu.source_length_unit``), PAIR being (source, target)."""
-    (source, target), note = pair, bleu.sacrebleu_tokenizer(pair[1])[1]
+    language's own units (``bleu.source_length_unit``), PAIR being (source, target) and NOTE the
+    target's tokeniser note (``bleu.sacrebleu_tokenizer``)."""
+    source, target = pair
     lengths, unit = bleu.source_lengths(sources, source), bleu.source_length_unit(source)
     by_length = {name: bleu.by_length(r["hypotheses"], references, lengths, args.buckets, target)
                  for name, r in results.items()}
@@ -240,7 +241,7 @@ def main(argv: list[str] | None = None) -> None:
             results[name] = evaluate_system(model, sources, references, args.beam, generated.get(name), target, args.lowercase)
             write_atomic(args.out / "translations" / f"{name}.txt", results[name]["hypotheses"])
             write_atomic(args.out / "translations" / f"{name}.no_unk.txt", results[name]["no_unk_hypotheses"])
-        write_report(args.out, args, (source, target), sources, references, results, logs)
+        write_report(args.out, args, (source, target), note, sources, references, results, logs)
     except (*USER_ERRORS, ScoringError) as error:
         sys.exit(f"rnnsearch-evaluate: error: {error}")
     for name, r in results.items():

@@ -44,8 +44,9 @@ DIRECTIONS_LINK = ("Either direction, Fr->En beside En->Fr (Multi30k with the qu
                    "RNNsearch-50): [directions.md](directions.md).")
 MISSING = "—"  # a figure a report does not have (chrF before rnnsearch-evaluate wrote it)
 MULTI30K_TESTS = {"test": "test_2016_flickr", "test1": "test_2017_flickr"}
-DIRECTION_PAIRS = ("en-fr", "fr-en")
-DIRECTION_FOLDERS = (*(f"directions.multi30k.{pair}.{split}" for pair in DIRECTION_PAIRS for split in MULTI30K_TESTS),
+DIRECTION_CORPORA = {"en-fr": "multi30k", "fr-en": "multi30k.fr-en"}  # multi30k-directions' WORK/CORPUS, by pair
+QUICKSTART = "quickstart"  # multi30k-directions' system: scripts/quickstart.sh's recipe
+DIRECTION_FOLDERS = (*(f"directions.{corpus}.{split}" for corpus in DIRECTION_CORPORA.values() for split in MULTI30K_TESTS),
                      "hansards.fr-en.test", "hansards.fr-en.alignments")
 
 
@@ -309,9 +310,9 @@ def direction(report: dict) -> str:
     return arrow((report["source_lang"], report["target_lang"]) if "source_lang" in report else DEFAULT_PAIR)
 
 
-def training_cells(report: dict) -> list[Any]:
-    """Updates, best dev NLL and training hours of SEARCH in REPORT ("—" where it had no training log)."""
-    training = report["training"].get(SEARCH)
+def training_cells(report: dict, system: str = SEARCH) -> list[Any]:
+    """Updates, best dev NLL and training hours of SYSTEM in REPORT ("—" where it had no training log)."""
+    training = report["training"].get(system)
     return [training["updates"], f"{training['dev_nll']:.3f}", f"{training['wall_hours']:.2f}"] if training else [MISSING] * 3
 
 
@@ -345,26 +346,26 @@ def data_lines(work: Path, corpora: list[str]) -> list[str]:
 
 def multi30k_directions(work: Path, machines: dict[str, list[str]]) -> list[str] | None:
     """Multi30k with the quickstart's recipe, En->Fr and Fr->En, on both test sets (stage multi30k-directions)."""
-    reports = {pair: {split: load_report(work / "report", f"directions.multi30k.{pair}.{split}") for split in MULTI30K_TESTS}
-               for pair in DIRECTION_PAIRS}
+    reports = {pair: {split: load_report(work / "report", f"directions.{corpus}.{split}") for split in MULTI30K_TESTS}
+               for pair, corpus in DIRECTION_CORPORA.items()}
     if any(None in by_split.values() for by_split in reports.values()):
         return None
     rows = [[direction(by_split["test"]),
-             *(cell for report in by_split.values() for cell in (score_cell(report["systems"][SEARCH]["sacrebleu"]),
-                                                                 chrf_cell(report["systems"][SEARCH]))),
-             *training_cells(by_split["test"]), machine_cell(machines, "multi30k-directions")]
+             *(cell for report in by_split.values() for cell in (score_cell(report["systems"][QUICKSTART]["sacrebleu"]),
+                                                                 chrf_cell(report["systems"][QUICKSTART]))),
+             *training_cells(by_split["test"], QUICKSTART), machine_cell(machines, "multi30k-directions")]
             for by_split in reports.values()]
     every = [report for by_split in reports.values() for report in by_split.values()]
     return [
         "## Multi30k, the quickstart's recipe in either direction", "",
         f"`{SEARCH}` trained as `scripts/quickstart.sh` trains it, once En->Fr and once Fr->En, one core each, evaluated "
         f"at its best dev loss (beam {every[0]['beam']}):", "",
-        *data_lines(work, ["multi30k", "multi30k.fr-en"]),
+        *data_lines(work, list(DIRECTION_CORPORA.values())),
         *markdown_table(["direction", *(f"{name} {metric}" for name in MULTI30K_TESTS.values()
                                         for metric in ("sacreBLEU", "chrF2")),
                          "updates", "best dev NLL (nats/token)", "training hours", "processor"], rows), "",
         f"{signatures_line(every)} {processors_line(machines, {'both': 'multi30k-directions'})}", "",
-        "Reports: " + ", ".join(f"[{direction(by_split[split])} {name}](directions.multi30k.{pair}.{split}/report.md)"
+        "Reports: " + ", ".join(f"[{direction(by_split[split])} {name}](directions.{DIRECTION_CORPORA[pair]}.{split}/report.md)"
                                 for pair, by_split in reports.items() for split, name in MULTI30K_TESTS.items()) + ".",
     ]
 

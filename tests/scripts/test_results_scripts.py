@@ -126,14 +126,15 @@ def test_results_page_reports_the_evaluations_figures(evaluation, multi30k, chec
     assert "| rnnsearch_small | 3 | 52.00 ± 2.00 | 42.00 ± 2.00 |" in top  # the seeds in brief
 
 
-def direction_report(report: Path, target: Path, pair: str, sacrebleu: float, chrf: float) -> None:
-    """REPORT (one system, 'tiny') as rnnsearch_small's report of PAIR ('fr-en') with the given scores."""
+def direction_report(report: Path, target: Path, pair: str, sacrebleu: float, chrf: float, system: str) -> None:
+    """REPORT (one system, 'tiny') as SYSTEM's report of PAIR ('fr-en') with the given scores, SYSTEM
+    named as reproduce_results.sh names it in that stage."""
     target.mkdir(parents=True)
     data = json.loads((report / "report.json").read_text())
     data["source_lang"], data["target_lang"] = pair.split("-")
     for key in ("systems", "training", "by_length"):
-        data[key] = {"rnnsearch_small": data[key]["tiny"]}
-    data["systems"]["rnnsearch_small"] |= {"sacrebleu": sacrebleu, "chrf": chrf}
+        data[key] = {system: data[key]["tiny"]}
+    data["systems"][system] |= {"sacrebleu": sacrebleu, "chrf": chrf}
     (target / "report.json").write_text(json.dumps(data))
     shutil.copytree(report / "translations", target / "translations")
     shutil.copyfile(report / "report.md", target / "report.md")
@@ -162,10 +163,12 @@ def test_directions_page_from_the_new_stages_alone_keeps_the_published_page(eval
     report, trained = evaluation[0], evaluation[1]["training"]["tiny"]
     tiny = evaluation[1]["systems"]["tiny"]
     work, out = tmp_path / "work", tmp_path / "out"
-    scores = {"en-fr.test": (40.0, 60.5), "en-fr.test1": (35.0, 58.25), "fr-en.test": (45.5, 62.0), "fr-en.test1": (39.75, 59.0)}
-    for name, (sacrebleu, chrf) in scores.items():
-        direction_report(report, work / "report" / f"directions.multi30k.{name}", name.split(".")[0], sacrebleu, chrf)
-    direction_report(report, work / "report" / "hansards.fr-en.test", "fr-en", 24.5, 51.0)
+    scores = {  # the folders reproduce_results.sh's multi30k-directions writes: directions.CORPUS.SPLIT
+        ("multi30k.test", "en-fr"): (40.0, 60.5), ("multi30k.test1", "en-fr"): (35.0, 58.25),
+        ("multi30k.fr-en.test", "fr-en"): (45.5, 62.0), ("multi30k.fr-en.test1", "fr-en"): (39.75, 59.0)}
+    for (name, pair), (sacrebleu, chrf) in scores.items():
+        direction_report(report, work / "report" / f"directions.{name}", pair, sacrebleu, chrf, "quickstart")
+    direction_report(report, work / "report" / "hansards.fr-en.test", "fr-en", 24.5, 51.0, "rnnsearch_small")
     (work / "report" / "hansards.fr-en.alignments").mkdir()
     shutil.copyfile(report / "bleu_by_length.png", work / "report" / "hansards.fr-en.alignments" / "alignment_0.png")
     (work / "multi30k.fr-en").mkdir()

@@ -207,6 +207,16 @@ SMALL_PRESET = {  # for CPU experiments on small corpora such as Multi30k
     "dropout": 0.2,
 }
 
+PEER_SIZES = ("encoder_embed_dim", "encoder_hidden_size", "decoder_embed_dim", "decoder_hidden_size", "decoder_out_embed_dim")
+
+
+def lstm_options(preset: dict[str, Any] = SMALL_PRESET) -> list[str]:
+    """fairseq's ``lstm`` at a preset's sizes (the same option names), attention over a
+    bidirectional encoder: the peer scripts/benchmark.py, scripts/gpu_check.py and
+    scripts/reproduce_results.sh measure ours against. Its dropout is theirs to set."""
+    sizes = [option for name in PEER_SIZES for option in (f"--{name.replace('_', '-')}", str(preset[name]))]
+    return ["--arch", "lstm", "--encoder-bidirectional", *sizes]
+
 
 def _apply_preset(args: Any, preset: dict[str, Any], config: type[FairseqDataclass]) -> None:
     """Fill what the user left unset: first from the preset, then from the dataclass defaults."""

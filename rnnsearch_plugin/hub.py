@@ -24,6 +24,7 @@ from fairseq import hub_utils
 from fairseq.data import LanguagePairDataset
 from fairseq.hub_utils import GeneratorHubInterface
 
+from .data.schemes import BPE, SPM, WORD
 from .fairseq_fixes.alignment_options import returning_attention
 from .fairseq_fixes.checkpoint_safety import RefusedCheckpointError
 from .fairseq_fixes.empty_source import empty_rows
@@ -199,4 +200,4 @@ class RNNSearchHubInterface(GeneratorHubInterface):
     def scheme(self) -> str:
         """How pieces make words: 'spm', 'bpe' (subword-nmt's @@) or 'word'."""
         name = getattr(self.cfg.bpe, "_name", None) if self.cfg.bpe is not None else None
-        return {"sentencepiece": "spm", "subword_nmt": "bpe"}.get(name or "", "word")
+        return {"sentencepiece": SPM, "subword_nmt": BPE}.get(name or "", WORD)

@@ -59,13 +59,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
-SMALL = ["--encoder-embed-dim", "256", "--decoder-embed-dim", "256", "--encoder-hidden-size", "256",
-         "--decoder-hidden-size", "256", "--decoder-out-embed-dim", "256", "--dropout", "0.2"]
-ARCHS = {  # checkpoint name -> fairseq options; the lstm gets the small presets' sizes spelled out
-    "rnnsearch_small": ["--arch", "rnnsearch_small"],
-    "rnnencdec_small": ["--arch", "rnnencdec_small"],
-    "lstm": ["--arch", "lstm", "--encoder-bidirectional", *SMALL],
-}
+def arch_options(arch: str) -> list[str]:
+    """fairseq's options for a checkpoint name (rnnsearch_small, rnnencdec_small or lstm): the
+    lstm at the small presets' sizes and dropout."""
+    if arch != "lstm":
+        return ["--arch", arch]
+    from rnnsearch_plugin.models.rnnsearch import SMALL_PRESET, lstm_options
+
+    return [*lstm_options(SMALL_PRESET), "--dropout", str(SMALL_PRESET["dropout"])]
+
+
 CROSS_ENTROPY = ["--criterion", "cross_entropy"]
 CHUNKED = ["--criterion", "chunked_cross_entropy"]
 BFLOAT16 = ["--amp"]  # on a CPU: bfloat16 products (rnnsearch_plugin/speed/precision.py)
@@ -94,7 +97,6 @@ PEER = "lstm"
 SECTIONS = ("train", "decode", "paper", "memory", "allocator")
 DEFAULT_SECTIONS = ("train", "decode", "paper", "memory")
 MALLOC = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")  # set by scripts/activate.sh
-ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
 
 
 # --------------------------------------------------------------------------- measurement (workers)
@@ -326,7 +328,7 @@ def trainer_options(opts: argparse.Namespace) -> list[str]:
 
 def variant_options(name: str) -> list[str]:
     arch, options = VARIANTS[name]
-    return [*ARCHS[arch], *options]
+    return [*arch_options(arch), *options]
 
 
 def train_job(opts: argparse.Namespace, name: str, save: Path | None = None) -> dict[str, Any]:
@@ -483,12 +485,11 @@ def environment(device: str) -> dict[str, str]:
     import fairseq
     import torch
 
-    from rnnsearch_plugin.speed.activations import cpuinfo_field
+    from rnnsearch_plugin.speed.routes import ISA_FLAGS, cpuinfo_field, isa_flags
 
     cpu = cpuinfo_field("model name") or platform.processor()
-    flags = set(cpuinfo_field("flags").split())
     described = torch.cuda.get_device_name() if device == "cuda" else f"{cpu}, {os.cpu_count()} cores"
-    return {"device": described, "isa_flags": " ".join(f for f in ISA_FLAGS if f in flags) or "none of " + ", ".join(ISA_FLAGS),
+    return {"device": described, "isa_flags": " ".join(isa_flags()) or "none of " + ", ".join(ISA_FLAGS),
             "torch": torch.__version__, "fairseq": fairseq.__version__,
             "python": platform.python_version(), "threads": str(torch.get_num_threads()),
             "allocator": allocator_settings(os.environ),

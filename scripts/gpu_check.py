@@ -90,11 +90,7 @@ SIZES = {
                  timeouts={"install": 600, "tests": 120, "data": 60, "precision": 120, "training": 90, "paper": 90,
                            "decode": 90, "compile": 300}),
 }
-SMALL_LSTM = ["--arch", "lstm", "--encoder-bidirectional", "--encoder-embed-dim", "256", "--decoder-embed-dim", "256",
-              "--encoder-hidden-size", "256", "--decoder-hidden-size", "256", "--decoder-out-embed-dim", "256",
-              "--dropout", "0.2"]  # benchmark.py's ARCHS["lstm"]: rnnsearch_small's sizes
-MODELS = {"rnnsearch_small": ["--arch", "rnnsearch_small", "--criterion", "chunked_cross_entropy"],
-          "lstm": [*SMALL_LSTM, "--criterion", "cross_entropy"]}
+MODELS = {"rnnsearch_small": ["--criterion", "chunked_cross_entropy"], "lstm": ["--criterion", "cross_entropy"]}  # + benchmark's arch_options
 MODEL_TESTS = ["tests/models/test_decoding.py", "tests/models/test_equations.py",
                "tests/criterions/test_chunked_cross_entropy.py",
                "tests/speed/test_precision.py::test_bfloat16_training_tracks_float32",
@@ -192,7 +188,7 @@ def stage_precision(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     for precision in sizes.precisions:
         save = opts.work / f"checkpoints{precision.replace('-', '_')}"
         command = [benchmark_module().program("fairseq-train"), str(opts.work / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
-                   "-s", SOURCE, "-t", TARGET, *MODELS["rnnsearch_small"], "--optimizer", "adam", "--lr", "0.002",
+                   "-s", SOURCE, "-t", TARGET, "--arch", "rnnsearch_small", *MODELS["rnnsearch_small"], "--optimizer", "adam", "--lr", "0.002",
                    "--clip-norm", "1.0", "--max-tokens", str(sizes.max_tokens), "--max-update", str(sizes.updates),
                    "--seed", "1", "--log-format", "json", "--log-interval", str(interval), "--save-dir", str(save),
                    "--no-epoch-checkpoints", "--no-save", "--disable-validation", "--num-workers", "0",
@@ -221,7 +217,8 @@ def stage_training(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     for name, options in MODELS.items():
         args = [str(opts.work / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation", "-s", SOURCE, "-t", TARGET,
                 "--optimizer", "adam", "--lr", "0.002", "--clip-norm", "1.0", "--max-tokens", str(sizes.max_tokens),
-                "--seed", "1", "--num-workers", "0", "--data-buffer-size", "0", "--amp", *device_flags(opts.device), *options]
+                "--seed", "1", "--num-workers", "0", "--data-buffer-size", "0", "--amp", *device_flags(opts.device),
+                *benchmark.arch_options(name), *options]
         job = {"args": args, "warmup": sizes.warmup, "updates": sizes.timed_updates, "device": opts.device,
                "save": str(opts.work / f"{name}.pt"), "count_flops": False}
         figures[name] = benchmark.run_worker("train", job)

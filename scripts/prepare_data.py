@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rnnsearch_plugin.data.cleaning import Cleaning  # noqa: E402
 from rnnsearch_plugin.data.corpora import CORPORA, LANGUAGES  # noqa: E402
 from rnnsearch_plugin.data.pipeline import prepare  # noqa: E402
-from rnnsearch_plugin.data.schemes import BPEScheme, SentencePieceScheme, WordScheme  # noqa: E402
+from rnnsearch_plugin.data.schemes import BPE, SCHEMES, SPM, WORD, BPEScheme, SentencePieceScheme, WordScheme  # noqa: E402
 from rnnsearch_plugin.data.textio import DataError  # noqa: E402
 
 CORPUS_OPTIONS = {
@@ -75,7 +75,7 @@ def language_pair(args: argparse.Namespace) -> tuple[str, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", choices=sorted(CORPORA))
-    parser.add_argument("--scheme", choices=["word", "bpe", "spm"], default="spm")
+    parser.add_argument("--scheme", choices=SCHEMES, default=SPM)
     parser.add_argument("-s", "--source-lang", help="source language (default: the corpus's, en for the named ones)")
     parser.add_argument("-t", "--target-lang", help="target language (default: the corpus's, fr for the named ones)")
     parser.add_argument("--out", type=Path, required=True)
@@ -111,15 +111,15 @@ def main() -> None:
     if local_dir and not Path(local_dir).is_dir():
         sys.exit(f"prepare_data: error: {local_dir} is not a folder")
     scheme = {
-        "word": lambda: WordScheme(args.workers),
-        "bpe": lambda: BPEScheme(args.bpe_merges, not args.bpe_separate, args.workers),
-        "spm": lambda: SentencePieceScheme(args.vocab_size, args.spm_type, args.workers),
+        WORD: lambda: WordScheme(args.workers),
+        BPE: lambda: BPEScheme(args.bpe_merges, not args.bpe_separate, args.workers),
+        SPM: lambda: SentencePieceScheme(args.vocab_size, args.spm_type, args.workers),
     }[args.scheme]()
     try:
         langs = language_pair(args)
         scheme.use_languages(langs)
         manifest = prepare(args.corpus, scheme, args.out, langs, Path(local_dir) if local_dir else None, args.train_lines,
-                           args.shortlist if args.scheme == "word" else 0, args.max_len, args.workers, args.mirror,
+                           args.shortlist if args.scheme == WORD else 0, args.max_len, args.workers, args.mirror,
                            **CORPUS_OPTIONS.get(args.corpus, lambda a: {})(args))
     except DataError as error:
         sys.exit(f"prepare_data: error: {error}")

@@ -76,8 +76,8 @@ RATE_TRIALS=("--lr 0.003 --lr-scheduler reduce_lr_on_plateau --lr-shrink 0.5 --l
              "--lr 0.003 --lr-scheduler fixed")
 FIXED_RATE="--lr 0.002 --lr-scheduler fixed"
 # fairseq's lstm at our small sizes (256), attention over a bidirectional encoder
-LSTM=(--arch lstm --encoder-bidirectional --encoder-embed-dim 256 --decoder-embed-dim 256 --encoder-hidden-size 256
-      --decoder-hidden-size 256 --decoder-out-embed-dim 256)
+LSTM_OPTIONS=$(python -c 'from rnnsearch_plugin.models.rnnsearch import lstm_options; print(*lstm_options())')
+read -ra LSTM <<< "$LSTM_OPTIONS"
 
 log() { echo "| $(date -u +%H:%M:%S) $*"; }
 
@@ -290,10 +290,7 @@ stage_publish() {
 
 # machine STAGE: the processor a stage ran on, and the instruction sets that matter for its speed
 machine() {
-  local name flags
-  name=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-  flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -xE 'avx2|avx512f|avx512_bf16|amx_bf16' | paste -sd ' ')
-  printf '%s\t%s\t%s\n' "$1" "$name" "${flags:-none}" >> "$WORK/machines.tsv"
+  printf '%s\t%s\n' "$1" "$(python -m rnnsearch_plugin.speed.routes)" >> "$WORK/machines.tsv"
 }
 
 mkdir -p "$WORK"

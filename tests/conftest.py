@@ -51,12 +51,13 @@ def initialized(kind: str, vocab: tuple[int, int], attention_hidden_size: int, s
     return model_class.build_model(cfg, task)
 
 
-def build(kind: str, readout_state: str = "previous", pool: int = 2, seed: int = 0) -> torch.nn.Module:
-    """A float64 model of the given kind ("rnnsearch" or "rnnencdec") with spread-out weights."""
+def build(kind: str, readout_state: str = "previous", pool: int = 2, seed: int = 0, **options: object) -> torch.nn.Module:
+    """A float64 model of the given kind ("rnnsearch" or "rnnencdec") with spread-out weights;
+    ``options``: more of its configuration (``attention="general"``)."""
     model = initialized(
         kind, (11, 13), attention_hidden_size=8, seed=seed, encoder_embed_dim=5, encoder_hidden_size=6,
         decoder_embed_dim=4, decoder_hidden_size=7, decoder_out_embed_dim=3, maxout_pool_size=pool,
-        readout_state=readout_state,
+        readout_state=readout_state, **options,
     ).double().eval()
     with torch.no_grad():
         for parameter in model.parameters():
@@ -99,6 +100,14 @@ def on_device(device):
 
 @pytest.fixture(params=["rnnsearch", "rnnencdec"])
 def kind(request) -> str:
+    return request.param
+
+
+@pytest.fixture(params=[{"kind": "rnnsearch"}, {"kind": "rnnsearch", "attention": "general"}, {"kind": "rnnencdec"}],
+                ids=["rnnsearch", "rnnsearch-general", "rnnencdec"])
+def variant(request) -> dict[str, str]:
+    """``build``'s arguments for each model and, for RNNsearch, each attention of ``--attention``
+    that is not the default: the tests that every attention must pass take this."""
     return request.param
 
 

@@ -22,8 +22,9 @@ from typing import Iterable
 
 import numpy as np
 
+from ..data.schemes import BPE, SCHEMES, SPM, WORD
+
 ALIGNMENT_LINE = re.compile(r"A-(\d+)\t(.*)")
-SCHEMES = ("spm", "bpe", "word")
 SPM_WORD_START = "\u2581"  # sentencepiece's "▁": the piece begins a word
 BPE_CONTINUES = "@@"  # subword-nmt: the piece continues into the next one
 # Sentence boundaries and padding are words of their own. <unk> is not in this set: it stands
@@ -67,9 +68,9 @@ def parse_rows(text: str, number: int) -> np.ndarray:
 
 def begins_word(previous: str | None, piece: str, scheme: str) -> bool:
     """Whether ``piece`` starts a new word after ``previous`` (None: it is the first piece)."""
-    if previous is None or scheme == "word" or piece in BOUNDARY_SYMBOLS or previous in BOUNDARY_SYMBOLS:
+    if previous is None or scheme == WORD or piece in BOUNDARY_SYMBOLS or previous in BOUNDARY_SYMBOLS:
         return True
-    if scheme == "spm":
+    if scheme == SPM:
         return piece.startswith(SPM_WORD_START)
     return not previous.endswith(BPE_CONTINUES)
 
@@ -86,10 +87,10 @@ def word_groups(pieces: list[str], scheme: str) -> list[int]:
 
 def word_label(pieces: list[str], scheme: str) -> str:
     """The pieces of one word joined, their markers removed ("▁kit" "ten" -> "kitten")."""
-    if scheme == "spm":
+    if scheme == SPM:
         joined = "".join(pieces)
         return joined.removeprefix(SPM_WORD_START) or joined
-    if scheme == "bpe":
+    if scheme == BPE:
         return "".join(piece.removesuffix(BPE_CONTINUES) for piece in pieces)
     return "".join(pieces)
 

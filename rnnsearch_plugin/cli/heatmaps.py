@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..analysis.alignment import merge_pieces, parse_soft_alignments
+from ..data.schemes import SCHEMES, WORD
 from ..analysis.generate_output import first_of_kind
 from ..analysis.heatmap import Languages, plot_alignment, plot_alignment_grid
 from ..data.textio import DataError, read_lines
@@ -59,7 +60,7 @@ def generated_alignments(args: argparse.Namespace) -> tuple[list[Item], str, Lan
             raise DataError(f"sentence {index}: the A- line has {weights.shape} weights for {len(target)} x {len(source)} "
                             "tokens: run fairseq-generate without --remove-bpe/--post-process")
         items.append((index, weights, source, target))
-    return items, args.scheme or "word", (args.source_lang, args.target_lang)
+    return items, args.scheme or WORD, (args.source_lang, args.target_lang)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--input", type=Path, help="raw source sentences, one a line")
     parser.add_argument("--reference", type=Path, help="align these targets instead of the translations")
     parser.add_argument("--generate-output", type=Path, help="fairseq-generate --print-alignment soft output")
-    parser.add_argument("--scheme", choices=["spm", "bpe", "word"], help="with --generate-output: how pieces make words")
+    parser.add_argument("--scheme", choices=SCHEMES, help="with --generate-output: how pieces make words")
     parser.add_argument("-s", "--source-lang", help="with --generate-output: the source language (its labels' glyph forms)")
     parser.add_argument("-t", "--target-lang", help="with --generate-output: the target language")
     parser.add_argument("--ids", help="comma-separated sentence numbers (0-based; default the first three)")

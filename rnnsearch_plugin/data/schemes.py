@@ -21,6 +21,8 @@ from .languages import moses_languages
 from .textio import DataError
 
 LARGE_CHARACTER_SETS = frozenset({"zh", "yue", "ja", "ko"})
+WORD, BPE, SPM = "word", "bpe", "spm"
+SCHEMES = (WORD, BPE, SPM)  # the names every --scheme option and the merging of pieces into words read
 
 
 class Scheme(Protocol):
@@ -85,7 +87,7 @@ def moses_detokenize(line: str, lang: str) -> str:
 
 
 class WordScheme(MosesTokens):
-    name = "word"
+    name = WORD
 
     def __init__(self, workers: int = os.cpu_count() or 1) -> None:
         self.workers = workers
@@ -104,7 +106,7 @@ class WordScheme(MosesTokens):
 
 
 class BPEScheme(MosesTokens):
-    name = "bpe"
+    name = BPE
 
     def __init__(self, merges: int = 32000, joint: bool = True, workers: int = os.cpu_count() or 1) -> None:
         self.merges, self.joint, self.workers = merges, joint, workers
@@ -141,7 +143,7 @@ class BPEScheme(MosesTokens):
 
 
 class SentencePieceScheme:
-    name = "spm"
+    name = SPM
 
     def __init__(self, vocab_size: int = 8000, model_type: str = "unigram", workers: int = os.cpu_count() or 1) -> None:
         self.vocab_size, self.model_type, self.workers = vocab_size, model_type, workers

@@ -11,7 +11,10 @@ sentence; only that Python line drops them. Its batches are consecutive slices o
 What the put-back batch does: it holds the last N mod m sentences of ``indices`` (m =
 ``--required-batch-size-multiple``), which fairseq orders by length, so the longest ones, and
 it is the one batch whose size is not a multiple of m (fairseq's own batches are not either
-when fewer than m sentences fit ``--max-tokens``). It comes after fairseq's batches:
+when fewer than m sentences fit ``--max-tokens``). It is not padded up to a multiple of m, on a
+GPU either: the multiple only lets fp16 kernels run at their best rate, and padding would mean
+sentences counted twice in the loss (or translated twice) or rows of padding the criterion and
+the generator would have to learn to skip; one batch in an epoch at a lower rate costs less. It comes after fairseq's batches:
 validation and generation run it last; training shuffles each epoch's batches with the run's
 seed, so it takes a random place in the epoch, the same in every run with the same seed,
 including one resumed mid-epoch from a checkpoint (fairseq rebuilds the same batches and the

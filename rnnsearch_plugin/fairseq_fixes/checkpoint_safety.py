@@ -27,6 +27,8 @@ from typing import Any, Optional
 import torch
 from fairseq import checkpoint_utils
 
+from .patching import wrap_once
+
 SAFE_GLOBALS = [argparse.Namespace]
 # what torch.load raises on a file it cannot parse
 UNREADABLE = (pickle.UnpicklingError, RuntimeError, EOFError, OSError, ValueError, IndexError, KeyError,
@@ -107,7 +109,11 @@ class _TorchForCheckpoints(types.ModuleType):
         return getattr(torch, name)
 
 
+def loading_weights_only(module: types.ModuleType) -> types.ModuleType:
+    """``torch`` for ``checkpoint_utils``: torch (``module``) but ``load``."""
+    return _TorchForCheckpoints(module.__name__)
+
+
 def install() -> None:
     torch.serialization.add_safe_globals(SAFE_GLOBALS)
-    if not isinstance(checkpoint_utils.torch, _TorchForCheckpoints):
-        checkpoint_utils.torch = _TorchForCheckpoints("torch")
+    wrap_once(checkpoint_utils, "torch", loading_weights_only)

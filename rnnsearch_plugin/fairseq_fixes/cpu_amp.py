@@ -19,6 +19,8 @@ from typing import Any, Callable, Optional
 import torch
 from fairseq.optim.amp_optimizer import AMPOptimizer
 
+from .patching import wrap_once
+
 DISABLED_CUDA_WARNINGS = (
     r"torch\.cuda\.amp\.GradScaler is enabled, but CUDA is not available",
     r"CUDA is not available or torch_xla is imported\. Disabling autocast",
@@ -31,10 +33,8 @@ def silence_disabled_cuda_warnings() -> None:
         warnings.filterwarnings("ignore", message=message)
 
 
-def install() -> None:
-    original: Callable[..., torch.Tensor] = AMPOptimizer.clip_grad_norm
-    if getattr(original, "stops_on_non_finite", False):
-        return
+def stopping_on_non_finite(original: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    """``AMPOptimizer.clip_grad_norm``, fairseq's own with an enabled scaler."""
 
     def clip_grad_norm(self: AMPOptimizer, max_norm: float, aggregate_norm_fn: Optional[Callable[..., Any]] = None) -> torch.Tensor:
         if self.scaler.is_enabled():
@@ -44,5 +44,8 @@ def install() -> None:
             raise FloatingPointError("gradients are Nan/Inf")
         return grad_norm
 
-    clip_grad_norm.stops_on_non_finite = True  # type: ignore[attr-defined]
-    AMPOptimizer.clip_grad_norm = clip_grad_norm
+    return clip_grad_norm
+
+
+def install() -> None:
+    wrap_once(AMPOptimizer, "clip_grad_norm", stopping_on_non_finite)

@@ -46,6 +46,11 @@ def read_lines(input: str, buffer_size: int) -> Iterator[list[str]]:
         yield buffer
 
 
+def reading_bytes(buffered_read: Callable[[str, int], Iterator[list[str]]]) -> Callable[[str, int], Iterator[list[str]]]:
+    """``read_lines`` in place of fairseq's ``buffered_read``, which decodes the whole input at once."""
+    return read_lines
+
+
 def source_limit(max_positions: Any) -> Optional[int]:
     """The source side of fairseq's resolved max_positions (an int or a (source, target) pair)."""
     return max_positions[0] if isinstance(max_positions, tuple) else max_positions
@@ -78,5 +83,5 @@ def install() -> None:
     interactive = sys.modules.get("fairseq_cli.interactive")
     if interactive is None:
         return
-    interactive.buffered_read = read_lines
+    wrap_once(interactive, "buffered_read", reading_bytes)
     wrap_once(interactive, "make_batches", truncating_long_lines)

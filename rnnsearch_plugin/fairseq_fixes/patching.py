@@ -1,6 +1,6 @@
-"""How the plugin repairs fairseq: each repair replaces one fairseq function by a wrapper around
-it, once, however often ``install`` runs (fairseq imports ``--user-dir``, a program may import
-the package too)."""
+"""How the plugin repairs fairseq: each repair replaces one attribute of fairseq (a function, or
+the ``torch`` that ``checkpoint_utils`` reads) by a wrapper made from fairseq's own, once, however
+often ``install`` runs (fairseq imports ``--user-dir``, a program may import the package too)."""
 from typing import Any, Callable
 
 Function = Callable[..., Any]

@@ -2,7 +2,8 @@
 
 - ``gru``: the gated hidden unit (A.1.1) and its masked recurrence over a padded batch;
 - ``encoder``: the bidirectional encoder (3.2, A.2.1), unidirectional for RNNencdec;
-- ``attention``: the alignment model (3.1, A.1.2);
+- ``attention``: the alignment model (3.1, A.1.2), and the contract another score keeps;
+- ``context``: the context c_i each decoding step reads: attended (Eq. 5) or fixed (RNNencdec);
 - ``deep_output``: the deep output with one maxout layer (A.2.2);
 - ``decoder``: the conditional GRU decoder (A.2.2);
 - ``initialization``: the parameter initialisation (B.1);

@@ -2,13 +2,15 @@
 the deep maxout output of ``deep_output.py``.
 
     s_0 = tanh(W_s bwd h_1)                         (RNNencdec: tanh(W_s c), c = fwd h_{T_x})
-    c_i = attention(s_{i-1}, h)                     (RNNencdec: c_i = c for every i)
+    c_i = sum_j alpha_ij h_j, alpha_i = attention(s_{i-1}, h)   (RNNencdec: c_i = c; ``context.py``)
     s_i = GRU(s_{i-1}, [W; W_z; W_r] E y_{i-1} + [C; C_z; C_r] c_i)
     t_i = deep_output(s_{i-1}, E y_{i-1}, c_i)     (``readout_state="current"``: s_i, Eq. (4))
     logits_i = W_o t_i                              (``output_layer``)
 
 Training (teacher forcing) and incremental decoding run the same ``extract_features``: the
-incremental case is the same recurrence over one position, resumed from the cached s_{i-1}.
+incremental case is the same recurrence over one position, resumed from the cached s_{i-1} and
+the context's source-side tensors. Everything the decoder knows of the source goes through its
+context (``context.py``), one call per step, so RNNsearch and RNNencdec share one loop.
 fairseq's interface: ``forward`` = ``output_layer(extract_features(...))``, or the features t_i
 alone with ``features_only=True`` (``criterions/chunked_cross_entropy.py`` applies W_o to them in chunks). In beam search
 the source side is held once per sentence for its k hypotheses (``speed/beam_reordering.py``), and the
@@ -22,14 +24,15 @@ from fairseq.models import FairseqIncrementalDecoder
 from torch import Tensor, nn
 
 from ..speed.activations import tanh
-from .attention import AdditiveAttention
 from ..speed.beam_reordering import SENTENCE, per_hypothesis, select_rows
-from .deep_output import MaxoutDeepOutput
 from ..speed.dropout import Dropout
+from ..speed.precision import cpu_autocast, state_dtype
+from ..speed.step_products import StepProducts
+from .attention import Attention
+from .context import AttentiveContext, FixedContext, SourceContext
+from .deep_output import MaxoutDeepOutput
 from .encoder import EncoderOut
 from .gru import GatedRecurrentUnit
-from ..speed.precision import cpu_autocast, product_dtype, state_dtype
-from ..speed.step_products import StepProducts
 
 READOUT_STATES = ("previous", "current")
 IncrementalState = Optional[dict[str, dict[str, Optional[Tensor]]]]
@@ -45,7 +48,7 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         summary_size: int,
         maxout_units: int,
         maxout_pool_size: int = 2,
-        attention_hidden_size: Optional[int] = None,
+        attention: Optional[Attention] = None,
         readout_state: str = "previous",
         dropout_in: float = 0.0,
         dropout_out: float = 0.0,
@@ -60,14 +63,15 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         self.initial_state = nn.Linear(summary_size, hidden_size)  # W_s
         self.rnn = GatedRecurrentUnit(embed_dim, hidden_size)  # W, W_z, W_r; U, U_z, U_r
         self.context_projection = nn.Linear(context_size, 3 * hidden_size, bias=False)  # C_z, C_r, C
-        self.attention = (
-            AdditiveAttention(hidden_size, context_size, attention_hidden_size)
-            if attention_hidden_size
-            else None
-        )
+        self.attention = attention  # RNNsearch's alignment model; None: RNNencdec
         self.deep_output = MaxoutDeepOutput(
             hidden_size, embed_dim, context_size, maxout_units, len(dictionary),
             maxout_pool_size, dropout_out,
+        )
+        self.context: SourceContext = (  # c_i: reads C, C_o and the attention, holds no parameters
+            AttentiveContext(attention, self.context_projection, self.deep_output.context_projection)
+            if attention is not None
+            else FixedContext(self.context_projection, self.deep_output.context_projection)
         )
         self.max_target_positions = max_positions
         self.need_attn = True
@@ -110,66 +114,43 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         if incremental_state is not None:
             prev_output_tokens = prev_output_tokens[:, -1:]
         embedded = self.dropout_in(self.embed_tokens(prev_output_tokens))  # R x T x m
-        cache = self._load_cache(encoder_out, incremental_state, rows=len(embedded))
+        rows = len(embedded)
+        cache = self._load_cache(encoder_out, incremental_state, rows)
         rnn_inputs = self.rnn.input_projection(embedded)  # R x T x 3n, all positions at once
-        fixed_terms = None
-        if self.attention is None:  # RNNencdec: c_i = c for every i, projected once
-            fixed_context = per_hypothesis(encoder_out["summary"], len(embedded))[:, None]  # R x 1 x n
-            rnn_inputs = rnn_inputs + self.context_projection(fixed_context)
-            fixed_terms = self.deep_output.context_projection(fixed_context)  # C_o c
-        states, context_terms, weights = self._recurrence(rnn_inputs, cache, encoder_out)
-        if context_terms is None:
-            context_terms = fixed_terms
+        states, kept, weights = self._recurrence(rnn_inputs, cache, encoder_out["padding_mask"])
         if incremental_state is not None:
             self.set_incremental_state(incremental_state, "cache", {**cache, "state": states[:, -1]})
         readout = states
         if self.readout_from_previous:
             readout = torch.cat([cache["state"][:, None], states[:, :-1]], dim=1)
+        context_terms = self.context.output_terms(kept, cache, rows)  # C_o c_i
         features = self.deep_output(readout, self.deep_output.input_terms(embedded, context_terms))
         if incremental_state is not None and not self.need_attn:
             weights = None
         return features, {"attn": [weights]}
 
     def _recurrence(
-        self, rnn_inputs: Tensor, cache: dict[str, Tensor], encoder_out: EncoderOut
-    ) -> tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
-        """The loop over target positions: states R x T x n, the deep output's context terms
-        C_o c_i (R x T x k l) and attention weights R x T x S (both None without attention).
-
-        C c_i enters the GRU at every step. Training computes it as C (sum_j alpha_ij h_j): in the
-        other order the backward pass accumulates a B x S x 3n outer product at every step.
-        Decoding computes it as sum_j alpha_ij (C h_j), C h_j (and C_o h_j) once per sentence
-        rather than C c_i once per hypothesis and step (``benchmarks/changes.md``). In training the
-        gradients of the operands shared by all steps come from one product each after the loop
-        (``speed/step_products.py``)."""
+        self, rnn_inputs: Tensor, cache: dict[str, Tensor], padding_mask: Tensor
+    ) -> tuple[Tensor, list[Optional[Tensor]], Optional[Tensor]]:
+        """The loop over target positions: states R x T x n, what the context keeps of each step
+        for ``output_terms`` and the attention weights R x T x S (None without attention). In
+        training the gradients of the operands shared by all steps (U_z, U_r, U, and the
+        context's) come from one product each after the loop (``speed/step_products.py``)."""
         state = cache["state"]
-        terms = cache.get("context_terms")  # decoding: [C h_j ; C_o h_j], G x S x (3n + k l)
-        values = terms if terms is not None else cache.get("annotations")  # what alpha_i weighs
-        states, contexts, weights = [], [], []
-        products = StepProducts(rnn_inputs).multiply  # W_a, U_z, U_r, U, C and h_j: weight gradients deferred
+        states, kept, weights = [], [], []
+        products = StepProducts(rnn_inputs).multiply
         for step_inputs in rnn_inputs.unbind(1):
-            if self.attention is not None:
-                attended, alpha = self.attention(state, cache["projected"], values, encoder_out["padding_mask"], products)
-                if terms is None:  # attended = c_i
-                    step_inputs = step_inputs + products(attended, self.context_projection)
-                else:  # attended = [C c_i ; C_o c_i]
-                    gru_terms, attended = attended.tensor_split([step_inputs.size(-1)], dim=-1)
-                    step_inputs = step_inputs + gru_terms
-                contexts.append(attended)
-                weights.append(alpha)
-            state = self.rnn(step_inputs, state, products)
+            context_terms, step_kept, alpha = self.context.step(state, cache, padding_mask, products)  # C c_i
+            state = self.rnn(step_inputs + context_terms, state, products)
             states.append(state)
-        if self.attention is None:
-            return torch.stack(states, 1), None, None
-        context_terms = torch.stack(contexts, 1)
-        if terms is None:
-            context_terms = self.deep_output.context_projection(context_terms)  # C_o c_i, all positions at once
-        return torch.stack(states, 1), context_terms, torch.stack(weights, 1)
+            kept.append(step_kept)
+            weights.append(alpha)
+        attention = None if weights[0] is None else torch.stack(weights, 1)
+        return torch.stack(states, 1), kept, attention
 
     def _load_cache(self, encoder_out: EncoderOut, incremental_state: IncrementalState, rows: int) -> dict[str, Tensor]:
-        """s_{i-1} and the source-side terms from the incremental state, or, at the first step,
-        s_0 for each of the ``rows`` hypotheses and, once per sentence group, U_a h and what the
-        attention weighs: h (training) or, when decoding, [C h ; C_o h]."""
+        """s_{i-1} and the context's source-side tensors from the incremental state, or, at the
+        first step, s_0 for each of the ``rows`` hypotheses and the context's ``prepare``."""
         if incremental_state is not None:
             cache = self.get_incremental_state(incremental_state, "cache")
             if cache is not None:
@@ -177,16 +158,7 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         summary = encoder_out["summary"]
         initial = tanh(self.initial_state(summary)).to(state_dtype(summary))  # s_0, G x n
         cache = {"state": per_hypothesis(initial, rows), SENTENCE: encoder_out[SENTENCE]}
-        if self.attention is not None:
-            annotations = encoder_out["annotations"]
-            cache["projected"] = self.attention.project_annotations(annotations)
-            if incremental_state is not None:
-                cache["context_terms"] = torch.cat(
-                    [self.context_projection(annotations), self.deep_output.context_projection(annotations)], dim=-1
-                )
-            else:  # h_j in the products' dtype, cast once rather than at every step
-                cache["annotations"] = annotations.to(product_dtype(annotations))
-        return cache
+        return cache | self.context.prepare(encoder_out, decoding=incremental_state is not None)
 
     def reorder_incremental_state(self, incremental_state: IncrementalState, new_order: Tensor) -> None:
         cache = self.get_incremental_state(incremental_state, "cache")

@@ -1,8 +1,9 @@
 """Parameter initialisation of Appendix B.1.
 
 - recurrent matrices U, U_z, U_r of every GRU (forward, backward, decoder): random orthogonal;
-- W_a and U_a of the alignment model: N(0, 0.001^2);
-- v_a and every bias: 0;
+- the alignment model: its own ``initialize_`` (``attention.py``; the paper's: W_a and U_a
+  N(0, 0.001^2), v_a 0);
+- every bias: 0;
 - every other weight matrix (embeddings included): N(0, 0.01^2).
 
 A.2 omits the biases ("we omit all bias terms"); the implementation has b_z, b_r, b on the
@@ -10,11 +11,10 @@ inputs of each GRU and one on each of W_s, U_a (b_a), U_o and W_o, and no others
 """
 from torch import nn
 
-from .attention import AdditiveAttention
+from .attention import Attention
 from .gru import GatedRecurrentUnit
 
 WEIGHT_STD = 0.01
-ALIGNMENT_STD = 0.001
 
 
 def initialize_parameters(model: nn.Module) -> None:
@@ -30,7 +30,5 @@ def initialize_parameters(model: nn.Module) -> None:
         if isinstance(module, GatedRecurrentUnit):
             for matrix in module.recurrent_matrices():
                 nn.init.orthogonal_(matrix)
-        if isinstance(module, AdditiveAttention):
-            nn.init.normal_(module.query_projection.weight, std=ALIGNMENT_STD)
-            nn.init.normal_(module.annotation_projection.weight, std=ALIGNMENT_STD)
-            nn.init.zeros_(module.score.weight)
+        if isinstance(module, Attention):
+            module.initialize_()

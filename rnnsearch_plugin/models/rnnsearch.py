@@ -22,6 +22,7 @@ from ..fairseq_fixes.alignment_options import check_options
 from ..fairseq_fixes.cli_errors import UserInputError
 from ..speed import precision
 from ..speed.routes import measured_on
+from .attention import ATTENTIONS, Attention
 from .decoder import READOUT_STATES, ConditionalGRUDecoder
 from .encoder import RecurrentEncoder
 from .initialization import initialize_parameters
@@ -69,6 +70,14 @@ class RNNEncDecConfig(FairseqDataclass):
 
 @dataclass
 class RNNSearchConfig(RNNEncDecConfig):
+    attention: ChoiceEnum(list(ATTENTIONS)) = field(  # type: ignore[valid-type]
+        default="additive",
+        metadata={
+            "help": "the alignment model's score (models/attention.py): 'additive' = the paper's "
+            "v_a^T tanh(W_a s_{i-1} + U_a h_j) (A.1.2); 'general' = s_{i-1}^T W_a h_j (Luong et al. "
+            "2015), not the paper's"
+        },
+    )
     attention_hidden_size: int = field(
         default=1000, metadata={"help": "hidden units n' of the alignment model (A.2.3)"}
     )
@@ -94,6 +103,15 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
     attentive = True
 
     @classmethod
+    def build_attention(cls, cfg: Any, annotation_size: int) -> Optional[Attention]:
+        """The alignment model ``--attention`` names (checkpoints that predate the option: the
+        paper's), or None for RNNencdec."""
+        if not cls.attentive:
+            return None
+        score = ATTENTIONS[str(safe_getattr(cfg, "attention", None) or "additive")]
+        return score(cfg.decoder_hidden_size, annotation_size, cfg.attention_hidden_size)
+
+    @classmethod
     def build_model(cls, cfg: Any, task: Any) -> "RNNSearchModel":
         encoder = RecurrentEncoder(
             task.source_dictionary,
@@ -112,7 +130,7 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
             summary_size=cfg.encoder_hidden_size,
             maxout_units=cfg.decoder_out_embed_dim,
             maxout_pool_size=cfg.maxout_pool_size,
-            attention_hidden_size=cfg.attention_hidden_size if cls.attentive else None,
+            attention=cls.build_attention(cfg, encoder.annotation_size),
             readout_state=str(cfg.readout_state),
             dropout_in=resolved_dropout(cfg, "decoder_dropout_in"),
             dropout_out=resolved_dropout(cfg, "decoder_dropout_out"),
@@ -188,6 +206,16 @@ SMALL_PRESET = {  # for CPU experiments on small corpora such as Multi30k
     "attention_hidden_size": 256, "decoder_out_embed_dim": 256,
     "dropout": 0.2,
 }
+
+PEER_SIZES = ("encoder_embed_dim", "encoder_hidden_size", "decoder_embed_dim", "decoder_hidden_size", "decoder_out_embed_dim")
+
+
+def lstm_options(preset: dict[str, Any] = SMALL_PRESET) -> list[str]:
+    """fairseq's ``lstm`` at a preset's sizes (the same option names), attention over a
+    bidirectional encoder: the peer scripts/benchmark.py, scripts/gpu_check.py and
+    scripts/reproduce_results.sh measure ours against. Its dropout is theirs to set."""
+    sizes = [option for name in PEER_SIZES for option in (f"--{name.replace('_', '-')}", str(preset[name]))]
+    return ["--arch", "lstm", "--encoder-bidirectional", *sizes]
 
 
 def _apply_preset(args: Any, preset: dict[str, Any], config: type[FairseqDataclass]) -> None:

@@ -19,12 +19,11 @@ s_0 (A.2.2), by the fastest exact route torch's CPU kernels offer on the process
 - other devices: ``torch.tanh`` (``routes.py``).
 """
 from functools import cache
-from pathlib import Path
 
 import torch
 from torch import Tensor
 
-from .routes import measured_on
+from .routes import cpuinfo_field, measured_on
 
 HALF_DTYPES = (torch.bfloat16, torch.float16)
 
@@ -70,12 +69,3 @@ def sigmoid_route_is_faster() -> bool:
     """Where float32 tanh is faster as 2 sigmoid(2x) - 1 (above): torch's AVX2 kernels, or an AMD
     processor (``vendor_id`` in /proc/cpuinfo; elsewhere the kernels decide alone)."""
     return torch.backends.cpu.get_cpu_capability() == "AVX2" or cpuinfo_field("vendor_id") == "AuthenticAMD"
-
-
-def cpuinfo_field(key: str) -> str:
-    """The first processor's ``key`` in /proc/cpuinfo (``vendor_id``, ``model name``, ``flags``),
-    or "" where it does not say (no such file, or no such key)."""
-    cpuinfo = Path("/proc/cpuinfo")
-    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
-    fields = (line.split(":", 1) for line in lines if ":" in line)
-    return next((value.strip() for name, value in fields if name.strip() == key), "")

@@ -9,8 +9,10 @@ decoder GRU size n; alignment size n'; maxout units l with pool size k; target v
     s_0                  n_x n                                  W_s
     decoder GRU          T_y (3 n m_y + 3 n n)                  E y_{i-1} and s_{i-1} terms
     context into GRU     T_y 3 n c   (RNNencdec: 3 n c once)    [C_z;C_r;C] c_i
-    alignment            T_x c n' + T_y n n' + T_y T_x (n' + c)
-                         U_a h_j once per sentence, W_a s_{i-1}, v_a^T tanh(.), sum_j alpha_ij h_j
+    alignment            the score's own ``multiply_adds``      (``models/attention.py``)
+                         additive: T_x c n' + T_y n n' + T_y T_x n'
+                         U_a h_j once per sentence, W_a s_{i-1}, v_a^T tanh(.)
+    context              T_y T_x c                              sum_j alpha_ij h_j
     deep output          T_y k l (n + m_y) + T_y l K_y          U_o s, V_o E y_{i-1}, W_o t_i
                          + T_y k l c   (RNNencdec: k l c once)  C_o c_i
 
@@ -18,7 +20,9 @@ A training step costs three times the forward count (the backward pass computes 
 with respect to both operands of every product), the usual convention for model-FLOP
 utilisation; one multiply-add is two floating-point operations.
 """
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Optional
 
 from torch import nn
 
@@ -30,7 +34,7 @@ class ModelSize:
     directions: int  # D
     target_embed: int  # m_y
     decoder_hidden: int  # n
-    attention_hidden: int  # n' (0: no attention, RNNencdec)
+    attention: Optional[Callable[[int, int], int]]  # the score's multiply-adds (T_x, T_y); None: RNNencdec
     maxout_units: int  # l
     pool_size: int  # k
     target_vocab: int  # K_y
@@ -38,14 +42,13 @@ class ModelSize:
     @classmethod
     def of(cls, model: nn.Module) -> "ModelSize":
         encoder, decoder = model.encoder, model.decoder
-        attention = decoder.attention
         return cls(
             source_embed=encoder.embed_tokens.embedding_dim,
             encoder_hidden=encoder.hidden_size,
             directions=2 if encoder.backward_rnn is not None else 1,
             target_embed=decoder.embed_tokens.embedding_dim,
             decoder_hidden=decoder.rnn.hidden_size,
-            attention_hidden=attention.query_projection.out_features if attention is not None else 0,
+            attention=decoder.attention.multiply_adds if decoder.attention is not None else None,
             maxout_units=decoder.deep_output.output_projection.in_features,
             pool_size=decoder.deep_output.pool_size,
             target_vocab=decoder.deep_output.output_projection.out_features,
@@ -59,15 +62,15 @@ def gru_multiply_adds(input_size: int, hidden_size: int, steps: int) -> int:
 def forward_multiply_adds(size: ModelSize, source_length: int, target_length: int) -> int:
     """Multiply-adds of one forward pass over a sentence pair (T_x, T_y)."""
     t_x, t_y = source_length, target_length
-    n, n_a, kl = size.decoder_hidden, size.attention_hidden, size.pool_size * size.maxout_units
+    n, kl = size.decoder_hidden, size.pool_size * size.maxout_units
     context = size.directions * size.encoder_hidden
     count = size.directions * gru_multiply_adds(size.source_embed, size.encoder_hidden, t_x)
     count += size.encoder_hidden * n + gru_multiply_adds(size.target_embed, n, t_y)
     count += t_y * kl * (n + size.target_embed) + t_y * size.maxout_units * size.target_vocab
-    context_steps = t_y if n_a else 1  # RNNencdec's fixed c is projected once per sentence
+    context_steps = t_y if size.attention else 1  # RNNencdec's fixed c is projected once per sentence
     count += context_steps * (3 * n + kl) * context
-    if n_a:
-        count += t_x * context * n_a + t_y * n * n_a + t_y * t_x * (n_a + context)
+    if size.attention:
+        count += size.attention(t_x, t_y) + t_y * t_x * context
     return count
 
 

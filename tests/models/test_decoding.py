@@ -5,7 +5,7 @@ import torch
 from fairseq.sequence_generator import SequenceGenerator
 
 from conftest import SOURCES, TARGETS, build, pad_batch
-from rnnsearch_plugin.models.attention import AdditiveAttention
+from rnnsearch_plugin.models.attention import ATTENTIONS, Attention
 from rnnsearch_plugin.speed.routes import measured_on
 
 
@@ -31,8 +31,8 @@ def within_beams(rows: int, step: int, generator: torch.Generator) -> torch.Tens
 
 
 @pytest.mark.parametrize("reordering", [across_sentences, within_beams])
-def test_incremental_decoding_with_beam_reordering_equals_full_forward(kind, reordering):
-    model = build(kind)
+def test_incremental_decoding_with_beam_reordering_equals_full_forward(variant, reordering):
+    model = build(**variant)
     pad = model.encoder.padding_idx
     sources = [s for s in SOURCES for _ in range(2)]  # two hypotheses per sentence
     targets = [TARGETS[(b + k) % len(TARGETS)] for b in range(len(SOURCES)) for k in range(2)]
@@ -59,8 +59,8 @@ def test_incremental_decoding_with_beam_reordering_equals_full_forward(kind, reo
 
 
 @pytest.mark.parametrize("left_pad", [True, False])
-def test_sentence_scores_do_not_depend_on_batch_or_padding(kind, left_pad):
-    model = build(kind)
+def test_sentence_scores_do_not_depend_on_batch_or_padding(variant, left_pad):
+    model = build(**variant)
     batched, batched_attn = forward_log_probs(model, SOURCES, TARGETS, left_pad=left_pad)
     pad = model.encoder.padding_idx
     for b, (source, target) in enumerate(zip(SOURCES, TARGETS)):
@@ -82,8 +82,8 @@ def test_attention_is_a_distribution_over_real_source_words():
     assert (attn.masked_select(~padding[:, None, :].expand_as(attn)) > 0).all()
 
 
-def test_every_parameter_receives_a_gradient(kind):
-    model = build(kind).train()
+def test_every_parameter_receives_a_gradient(variant):
+    model = build(**variant).train()
     log_probs, _ = forward_log_probs(model, SOURCES, TARGETS)
     targets = pad_batch([t[1:] + [2] for t in TARGETS], model.encoder.padding_idx, left=False)
     loss = torch.nn.functional.nll_loss(
@@ -100,11 +100,12 @@ def test_rnnencdec_never_computes_attention(monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("RNNencdec called the alignment model")
 
-    monkeypatch.setattr(AdditiveAttention, "forward", forbidden)
-    monkeypatch.setattr(AdditiveAttention, "project_annotations", forbidden)
+    monkeypatch.setattr(Attention, "forward", forbidden)
+    for score in ATTENTIONS.values():
+        monkeypatch.setattr(score, "prepare", forbidden)
     _, attn = forward_log_probs(model, SOURCES, TARGETS)
     assert attn is None
-    assert not any(isinstance(m, AdditiveAttention) for m in model.modules())
+    assert not any(isinstance(m, Attention) for m in model.modules())
     assert "annotations" not in model.encoder(torch.tensor([SOURCES[0]]), None)
 
 
@@ -149,10 +150,10 @@ def greedy(model, source: list[int], max_len: int) -> list[int]:
     return prefix[1:]
 
 
-def test_beam_search_scores_equal_a_teacher_forced_pass(kind):
+def test_beam_search_scores_equal_a_teacher_forced_pass(variant):
     """Every hypothesis's per-token scores from beam search are the log-probabilities a full
     forward over that hypothesis gives its tokens."""
-    model = build(kind)
+    model = build(**variant)
     eos = model.decoder.dictionary.eos()
     for source, hypotheses in zip(SOURCES, beam_search(model, beam=3)):
         for hypothesis in hypotheses:
@@ -163,7 +164,7 @@ def test_beam_search_scores_equal_a_teacher_forced_pass(kind):
                                        rtol=0, atol=1e-5)
 
 
-def test_beam_size_one_equals_greedy_search(kind):
-    model = build(kind)
+def test_beam_size_one_equals_greedy_search(variant):
+    model = build(**variant)
     for source, hypothesis in zip(SOURCES, beam_search(model, beam=1)):
         assert hypothesis[0]["tokens"].tolist() == greedy(model, source, max_len=8)

@@ -5,6 +5,7 @@ import torch
 from torch import Tensor
 
 from conftest import SOURCES, TARGETS, build, pad_batch
+from rnnsearch_plugin.models.attention import GeneralAttention
 
 
 def gru(cell, x: Tensor, h: Tensor, c: Tensor | None = None, C: Tensor | None = None) -> Tensor:
@@ -29,6 +30,15 @@ def run_rnn(cell, embeddings: list[Tensor]) -> list[Tensor]:
     return states
 
 
+def score(attention, s: Tensor, h_j: Tensor) -> Tensor:
+    """e_ij = a(s_{i-1}, h_j): the paper's (A.1.2), or Luong et al. (2015)'s general score."""
+    if isinstance(attention, GeneralAttention):
+        return s @ (attention.bilinear.weight @ h_j)
+    W_a, U_a, b_a = attention.query_projection.weight, attention.annotation_projection.weight, attention.annotation_projection.bias
+    v_a = attention.score.weight[0]
+    return v_a @ torch.tanh(W_a @ s + U_a @ h_j + b_a)
+
+
 def reference_log_probs(model, source: list[int], prev_output: list[int], readout: str) -> Tensor:
     """log p(y_i | y_<i, x) for every i, straight from A.2.1-A.2.2."""
     encoder, decoder = model.encoder, model.decoder
@@ -49,10 +59,7 @@ def reference_log_probs(model, source: list[int], prev_output: list[int], readou
         if annotations is None:
             c = summary
         else:
-            attention = decoder.attention
-            W_a, U_a, b_a = attention.query_projection.weight, attention.annotation_projection.weight, attention.annotation_projection.bias
-            v_a = attention.score.weight[0]
-            energies = torch.stack([v_a @ torch.tanh(W_a @ s + U_a @ h_j + b_a) for h_j in annotations])
+            energies = torch.stack([score(decoder.attention, s, h_j) for h_j in annotations])
             alpha = torch.exp(energies) / torch.exp(energies).sum()
             c = sum(a * h_j for a, h_j in zip(alpha, annotations))
         s_new = gru(decoder.rnn, e_y, s, c, decoder.context_projection.weight)
@@ -70,8 +77,8 @@ def reference_log_probs(model, source: list[int], prev_output: list[int], readou
 @pytest.mark.parametrize("readout", ["previous", "current"])
 @pytest.mark.parametrize("pool", [2, 3])
 @pytest.mark.parametrize("left_pad", [True, False])
-def test_batched_model_matches_literal_equations(kind, readout, pool, left_pad):
-    model = build(kind, readout_state=readout, pool=pool)
+def test_batched_model_matches_literal_equations(variant, readout, pool, left_pad):
+    model = build(**variant, readout_state=readout, pool=pool)
     pad = model.encoder.padding_idx
     src = pad_batch(SOURCES, pad, left=left_pad)
     prev = pad_batch(TARGETS, pad, left=False)
@@ -84,11 +91,11 @@ def test_batched_model_matches_literal_equations(kind, readout, pool, left_pad):
 
 
 @pytest.mark.parametrize("readout", ["previous", "current"])
-def test_batched_gradients_match_literal_equations(kind, readout):
+def test_batched_gradients_match_literal_equations(variant, readout):
     """Every parameter's gradient through the batched model (where the operands that every step
     shares, U_z, U_r, U, W_a, C and h_j, get theirs from one product after the loop:
     speed/step_products.py) against autograd through the literal transcription, float64."""
-    model = build(kind, readout_state=readout)
+    model = build(**variant, readout_state=readout)
     src = pad_batch(SOURCES, model.encoder.padding_idx, left=True)
     prev = pad_batch(TARGETS, model.encoder.padding_idx, left=False)
     logits = model(src, torch.tensor([len(s) for s in SOURCES]), prev)[0]

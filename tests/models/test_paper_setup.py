@@ -97,3 +97,14 @@ def test_initialisation_follows_appendix_b1():
             assert parameter.abs().max() == 0, name
         elif id(parameter) not in recurrent | alignment:
             assert parameter.std().item() == pytest.approx(0.01, rel=0.05), name
+
+
+def test_general_attention_is_one_matrix_initialised_as_b1_initialises_the_papers():
+    """--attention general (not the paper's): W_a, n x 2n, no bias, N(0, 0.001^2) as B.1's W_a;
+    everything else as the paper's model has it."""
+    general, additive = (build_arch("rnnsearch_small", 2000, attention=name) for name in ("general", "additive"))
+    (name, weight), = general.decoder.attention.named_parameters()
+    assert name == "bilinear.weight" and weight.shape == (256, 512)
+    assert weight.std().item() == pytest.approx(0.001, rel=0.05)
+    others = {name: p.shape for name, p in general.named_parameters() if ".attention." not in name}
+    assert others == {name: p.shape for name, p in additive.named_parameters() if ".attention." not in name}

@@ -14,7 +14,7 @@ import torch
 from conftest import REPO, run
 from rnnsearch_plugin.analysis.alignment import merge_pieces
 from rnnsearch_plugin.serve.batcher import Batcher, QueueFull
-from rnnsearch_plugin.serve.requests import RequestError, parse_body
+from rnnsearch_plugin.serve.requests import Limits, RequestError, parse_body
 from rnnsearch_plugin.serve.translator import TranslateItem, run_batch
 
 sys.path.insert(0, str(REPO / "scripts"))
@@ -348,3 +348,10 @@ def test_page_translates_as_you_type_and_draws_the_alignment(server, browser, hu
     assert browser.execute_script("return window.notReloaded") is True
     loaded = browser.execute_script("return performance.getEntriesByType('resource').map(entry => entry.name)")
     assert loaded and all(name.startswith(server) for name in loaded)  # nothing from elsewhere
+
+
+def test_the_limits_table_of_docs_serve_md_is_rnnsearch_serves_options():
+    """docs/serve.md's table of limits names every field of ``Limits`` as its option, with its default."""
+    rows = re.findall(r"^\| `--([a-z-]+)` \| ([\d,]+) \|", (REPO / "docs" / "serve.md").read_text(), re.MULTILINE)
+    documented = {option.replace("-", "_"): int(default.replace(",", "")) for option, default in rows}
+    assert documented == Limits().as_dict()

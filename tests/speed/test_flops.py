@@ -8,9 +8,9 @@ from rnnsearch_plugin.speed.flops import ModelSize, forward_multiply_adds
 
 
 @pytest.mark.parametrize("source_length,target_length", [(7, 5), (3, 9)])
-def test_analytic_multiply_adds_match_torch_flop_counter(kind, source_length, target_length):
+def test_analytic_multiply_adds_match_torch_flop_counter(variant, source_length, target_length):
     """The term-by-term count of A.2 = the matrix products torch actually runs."""
-    model = build(kind)
+    model = build(**variant)
     batch = 3
     source = torch.randint(4, 11, (batch, source_length))
     target = torch.randint(4, 13, (batch, target_length))

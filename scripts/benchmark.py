@@ -513,7 +513,7 @@ def markdown(results: dict[str, Any]) -> str:
         train = results["train"]
         lines += ["## Training throughput (target tokens/s, fairseq's wps) and peak memory", "",
                   f"Trainer options: `{train['command']} <model>`", ""]
-        seen = all("wps_seen" in r for runs in train["runs"].values() for r in runs)  # runs 1-9 lack it
+        seen = all("wps_seen" in r for runs in train["runs"].values() for r in runs)  # older result files lack it
         rows = []
         for name, runs in train["runs"].items():
             speed = speed_cells([r["wps"] for r in runs], [r["wps"] for r in train["runs"][PEER]], 0)
@@ -578,7 +578,7 @@ def paper_markdown(paper: dict[str, Any]) -> list[str]:
     """The paper section's table: medians over alternated runs, and each ratio's median (min-max)."""
     from rnnsearch_plugin.analysis.markdown import markdown_table
 
-    runs = paper.get("runs") or {name: [r] for name, r in paper.items()}  # runs 1-10: one run, no "runs"
+    runs = paper.get("runs") or {name: [r] for name, r in paper.items()}  # older result files: one run, no "runs"
     baseline, repeats = paper.get("baseline"), len(next(iter(runs.values())))
     lines = ["## Paper size: 30,000-word vocabularies, 80 pairs of length 50, Adadelta + clipping", "",
              f"Each variant ran {repeats} time{'s' * (repeats != 1)}, alternated with the others; medians. "

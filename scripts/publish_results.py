@@ -95,7 +95,7 @@ def verdict(holds: bool, claim: str, short_by: float | None = None) -> str:
 
 def corpus_pair(folder: Path) -> tuple[str, str]:
     """A prepared folder's (source, target): its manifest's or its fairseq files', else En->Fr (a
-    folder prepared before issue 39 names none)."""
+    folder whose manifest names none)."""
     return data_pair(folder / "bin") or DEFAULT_PAIR
 
 
@@ -306,7 +306,7 @@ def arrow(pair: tuple[str, str]) -> str:
 
 
 def direction(report: dict) -> str:
-    """'En->Fr': the report's pair (one written before issue 39 names none: En->Fr)."""
+    """'En->Fr': the report's pair (one that names none: En->Fr)."""
     return arrow((report["source_lang"], report["target_lang"]) if "source_lang" in report else DEFAULT_PAIR)
 
 

@@ -15,8 +15,8 @@ output with --generated), then write to --out
                             logs; (report.json) each system's --arch, dropouts and readout state
   bleu_by_length.{csv,png,svg}  Figure 2: BLEU per source-length bucket, all systems (BLEU only)
   long_sentences.md         Appendix C: sources of --long words or more, reference and outputs
-The pair is the prepared data's (its manifest; a folder prepared before issue 39 names none and is
-En->Fr); a checkpoint of another pair is refused in one line. sacreBLEU tokenises for the target
+The pair is the prepared data's (its manifest; a folder whose manifest names none, as the first
+versions wrote them, is En->Fr); a checkpoint of another pair is refused in one line. sacreBLEU tokenises for the target
 language (zh, ja-mecab, ko-mecab, else 13a; char where MeCab is missing or the language has no
 spaces). Lengths are the source language's Moses tokens, words, or characters where it has no spaces.
   translations/NAME.txt, NAME.no_unk.txt  the outputs, in source order
@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> None:
         unknown = (generated.keys() | logs.keys()) - systems.keys()
         if unknown:
             raise DataError(f"{sorted(unknown)} named in --generated/--train-log but not in --system")
-        source, target = data_pair(args.prepared / "bin") or DEFAULT_PAIR  # prepared before issue 39: En->Fr
+        source, target = data_pair(args.prepared / "bin") or DEFAULT_PAIR  # a manifest naming no pair: En->Fr
         note = bleu.sacrebleu_tokenizer(target)[1]
         if note:
             print(f"rnnsearch-evaluate: note: {note}", file=sys.stderr)

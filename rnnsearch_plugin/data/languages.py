@@ -4,7 +4,7 @@ and whether Moses tokenisation (sacremoses) knows it."""
 from functools import cache
 
 # The paper's direction, English->French: prepare_data.py's default, and the pair of every folder
-# prepared before issue 39 (whose manifest and fairseq files name none).
+# whose manifest and fairseq files name none (as the first versions of the pipeline wrote them).
 DEFAULT_PAIR = ("en", "fr")
 
 # Written without spaces between words: lengths are counted in characters, and Moses

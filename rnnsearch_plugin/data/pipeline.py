@@ -41,7 +41,7 @@ def raw_splits(corpus: str, out: Path, sources: Sources, langs: tuple[str, str],
     report_path = raw / "report.json"
     if report_path.exists():
         report = json.loads(report_path.read_text())
-        prepared = tuple(report.get("langs", DEFAULT_PAIR))  # folders prepared before issue 39 are all En->Fr
+        prepared = tuple(report.get("langs", DEFAULT_PAIR))  # a manifest naming no pair: En->Fr
         if prepared != langs:
             raise DataError(f"{out} holds {corpus} prepared {prepared[0]}->{prepared[1]}, not {langs[0]}->{langs[1]}: "
                             "prepare the other direction into another --out")

@@ -85,7 +85,7 @@ class RNNSearchConfig(RNNEncDecConfig):
         default=0.0,
         metadata={
             "help": "dropout on the annotations h_j that the alignment model weighs into c_i (default "
-            "0, not --dropout: --dropout keeps the meaning it had before this option)"
+            "0 whatever --dropout says)"
         },
     )
 

@@ -22,12 +22,20 @@ CPU stop on a non-finite gradient, and lets ``--bf16`` train without a TPU. The 
     analysis/        Section 5's analyses: BLEU, alignments, AER, training statistics
     data/            data pipelines: raw parallel text to fairseq-binarized data
 """
+from .criterions.chunked_cross_entropy import ChunkedCrossEntropyCriterion
 from .fairseq_fixes import (
-    batching, bf16_device, checkpoint_safety, checkpoint_writing, cli_errors, cpu_amp, distributed_launch, empty_source,
-    interactive_input, log_output,
+    batching,
+    bf16_device,
+    checkpoint_safety,
+    checkpoint_writing,
+    cli_errors,
+    cpu_amp,
+    distributed_launch,
+    empty_source,
+    interactive_input,
+    log_output,
 )
 from .hub import Alignment, RNNSearchHubInterface, load
-from .criterions.chunked_cross_entropy import ChunkedCrossEntropyCriterion
 from .models.rnnsearch import RNNEncDecModel, RNNSearchModel
 from .optim.rnnsearch_adadelta import PaperAdadelta
 
@@ -42,4 +50,5 @@ empty_source.install()
 distributed_launch.install()
 log_output.install()
 
-__all__ = ["RNNSearchModel", "RNNEncDecModel", "PaperAdadelta", "ChunkedCrossEntropyCriterion", "load", "RNNSearchHubInterface", "Alignment"]
+__all__ = ["RNNSearchModel", "RNNEncDecModel", "PaperAdadelta", "ChunkedCrossEntropyCriterion", "load", "RNNSearchHubInterface",
+           "Alignment"]

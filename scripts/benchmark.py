@@ -59,6 +59,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
+
 def arch_options(arch: str) -> list[str]:
     """fairseq's options for a checkpoint name (rnnsearch_small, rnnencdec_small or lstm): the
     lstm at the small presets' sizes and dropout."""
@@ -208,7 +209,6 @@ def synthetic_step(arch: str, vocab: int, sentences: int, length: int, device: s
     from fairseq.criterions.cross_entropy import CrossEntropyCriterion
     from fairseq.data import Dictionary
     from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
-
     from omegaconf import OmegaConf
 
     from rnnsearch_plugin.criterions.chunked_cross_entropy import ChunkedCrossEntropyCriterion

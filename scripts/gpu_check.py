@@ -79,7 +79,8 @@ class Sizes:
 
 SIZES = {
     "cuda": Sizes(train_pairs=29_000, test_pairs=1_024, vocab=10_000, updates=50, precisions=("--fp16", "--bf16", "--amp"),
-                  max_tokens=4000, warmup=10, timed_updates=30, paper_arch="rnnsearch_wmt14", paper_vocab=30_000, paper_sentences=80, paper_length=50,
+                  max_tokens=4000, warmup=10, timed_updates=30, paper_arch="rnnsearch_wmt14", paper_vocab=30_000, paper_sentences=80,
+                  paper_length=50,
                   paper_updates=5, matmul_size=8192, gen_batch=128, decode_length=20, beams=(5, 12),
                   timeouts={"install": 300, "tests": 120, "data": 60, "precision": 150, "training": 90, "paper": 120,
                             "decode": 120, "compile": 200}),
@@ -90,7 +91,8 @@ SIZES = {
                  timeouts={"install": 600, "tests": 120, "data": 60, "precision": 120, "training": 90, "paper": 90,
                            "decode": 90, "compile": 300}),
 }
-MODELS = {"rnnsearch_small": ["--criterion", "chunked_cross_entropy"], "lstm": ["--criterion", "cross_entropy"]}  # + benchmark's arch_options
+# each model's criterion; its architecture options: benchmark's arch_options
+MODELS = {"rnnsearch_small": ["--criterion", "chunked_cross_entropy"], "lstm": ["--criterion", "cross_entropy"]}
 MODEL_TESTS = ["tests/models/test_decoding.py", "tests/models/test_equations.py",
                "tests/criterions/test_chunked_cross_entropy.py",
                "tests/speed/test_precision.py::test_bfloat16_training_tracks_float32",
@@ -187,8 +189,9 @@ def stage_precision(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     interval = max(1, sizes.updates // 5)
     for precision in sizes.precisions:
         save = opts.work / f"checkpoints{precision.replace('-', '_')}"
-        command = [benchmark_module().program("fairseq-train"), str(opts.work / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
-                   "-s", SOURCE, "-t", TARGET, "--arch", "rnnsearch_small", *MODELS["rnnsearch_small"], "--optimizer", "adam", "--lr", "0.002",
+        command = [benchmark_module().program("fairseq-train"), str(opts.work / "bin"), "--user-dir", "rnnsearch_plugin",
+                   "--task", "translation", "-s", SOURCE, "-t", TARGET, "--arch", "rnnsearch_small", *MODELS["rnnsearch_small"],
+                   "--optimizer", "adam", "--lr", "0.002",
                    "--clip-norm", "1.0", "--max-tokens", str(sizes.max_tokens), "--max-update", str(sizes.updates),
                    "--seed", "1", "--log-format", "json", "--log-interval", str(interval), "--save-dir", str(save),
                    "--no-epoch-checkpoints", "--no-save", "--disable-validation", "--num-workers", "0",

@@ -42,7 +42,8 @@ CORPUS_OPTIONS = {
     "text": lambda args: {
         "train": args.train, "tsv": args.tsv,
         "tsv_columns": args.tsv_columns, "valid": args.valid, "test": tuple(args.test.split(",")) if args.test else (),
-        "cleaning": Cleaning(args.max_words, args.max_ratio, args.keep_duplicates), "held_out": 1000 if args.held_out is None else args.held_out,
+        "cleaning": Cleaning(args.max_words, args.max_ratio, args.keep_duplicates),
+        "held_out": 1000 if args.held_out is None else args.held_out,
     },
 }
 

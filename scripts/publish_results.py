@@ -26,13 +26,14 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from best_trial import best_trial  # noqa: E402  (scripts/best_trial.py, beside this script)
+
 from rnnsearch_plugin.analysis import bleu  # noqa: E402
 from rnnsearch_plugin.analysis.markdown import markdown_table  # noqa: E402
 from rnnsearch_plugin.analysis.training_log import read_training_log  # noqa: E402
 from rnnsearch_plugin.data.languages import DEFAULT_PAIR  # noqa: E402
 from rnnsearch_plugin.data.textio import read_lines, write_atomic  # noqa: E402
 from rnnsearch_plugin.hub import data_pair  # noqa: E402
-from best_trial import best_trial  # noqa: E402  (scripts/best_trial.py, beside this script)
 
 REPORT_FILES = ("report.md", "report.json", "bleu_by_length.csv", "bleu_by_length.png", "long_sentences.md")
 COMMAND = "MULTI30K_DIR=../shared/data/multi30k HANSARDS_DIR=../shared/data/hansards bash scripts/reproduce_results.sh"

@@ -8,8 +8,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import losses_by_update, run
+
 from rnnsearch_plugin import load
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "checkpoint_before_issue25"

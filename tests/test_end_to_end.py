@@ -5,7 +5,6 @@ import re
 import pytest
 import sacrebleu
 import torch
-
 from conftest import REPO, TINY, generate, lines_of, run
 
 

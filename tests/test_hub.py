@@ -5,9 +5,9 @@ import re
 
 import pytest
 import torch
+from conftest import run
 from matplotlib.image import imread
 
-from conftest import run
 from rnnsearch_plugin.analysis.alignment import parse_soft_alignments
 from rnnsearch_plugin.data.textio import read_lines
 

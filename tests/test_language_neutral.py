@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 CODE = r"(?:en|fr)"

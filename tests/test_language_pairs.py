@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, SHARED_DATA, TINY, assert_one_line_error, lines_of, run, sacrebleu_cli
+
 from rnnsearch_plugin import load
 from rnnsearch_plugin.analysis.aer import alignment_error_rate, diagonal_links, read_naacl, transposed
 from rnnsearch_plugin.data.textio import read_lines

@@ -2,19 +2,21 @@
 files a non-editable install ships, and an import graph without circles."""
 import ast
 import fcntl
+import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from importlib import metadata
 from pathlib import Path
 
+from conftest import REPO
 from fairseq.criterions import CRITERION_REGISTRY
 from fairseq.models import ARCH_MODEL_REGISTRY, MODEL_REGISTRY
 from fairseq.optim import OPTIMIZER_REGISTRY
 
 import rnnsearch_plugin
-from conftest import REPO
 
 PACKAGE = REPO / "rnnsearch_plugin"
 COMMANDS = {"rnnsearch-score", "rnnsearch-average-checkpoints", "rnnsearch-evaluate", "rnnsearch-heatmaps",
@@ -81,7 +83,12 @@ def test_what_users_import_register_and_run_is_there():
 
 def test_the_installed_package_holds_the_source_trees_files_and_no_others():
     """What ``pip install .`` (scripts/setup.sh) put in the environment: every module and the
-    server's static files, and no module of an earlier layout."""
+    server's static files, and no module of an earlier layout; an editable install
+    (CONTRIBUTING.md) is the source tree itself."""
+    direct_url = metadata.distribution("rnnsearch-plugin").read_text("direct_url.json")
+    if direct_url and json.loads(direct_url).get("dir_info", {}).get("editable"):
+        assert Path(rnnsearch_plugin.__file__).resolve().parent == PACKAGE
+        return
     installed = {Path(*file.parts[1:]) for file in metadata.files("rnnsearch-plugin")
                  if file.parts[0] == "rnnsearch_plugin" and "__pycache__" not in file.parts}
     source = {path.relative_to(PACKAGE) for path in PACKAGE.rglob("*")
@@ -105,3 +112,9 @@ def test_setup_waits_for_a_set_up_already_running_in_the_same_clone(tmp_path: Pa
         assert waiting.poll() is None
         assert not (tmp_path / ".venv").exists()
     assert waiting.wait(timeout=30) != 0  # released: it went on, and `false -m venv` failed
+
+
+def test_ruff_finds_nothing():
+    """The lint of pyproject.toml's rules over the whole repository."""
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "."], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-1000:]

@@ -122,8 +122,8 @@ def buckets(lengths: list[int], edges: list[int]) -> list[Bucket]:
     """[0, e1), [e1, e2), ..., [e_last, inf): every sentence in exactly one bucket."""
     bounds = [0, *edges]
     result = [Bucket(low, high, []) for low, high in zip(bounds, [*edges, None])]
-    for index, length in enumerate(lengths):
-        next(b for b in result if length >= b.low and (b.high is None or length < b.high)).indices.append(index)
+    for index, size in enumerate(lengths):
+        next(b for b in result if size >= b.low and (b.high is None or size < b.high)).indices.append(index)
     return result
 
 

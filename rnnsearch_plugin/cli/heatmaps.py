@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from ..analysis.alignment import merge_pieces, parse_soft_alignments
-from ..data.schemes import SCHEMES, WORD
 from ..analysis.generate_output import first_of_kind
 from ..analysis.heatmap import Languages, plot_alignment, plot_alignment_grid
+from ..data.schemes import SCHEMES, WORD
 from ..data.textio import DataError, read_lines
 from ..hub import USER_ERRORS, load
 

@@ -47,10 +47,12 @@ def tsv_pairs(path: Path, columns: tuple[int, int], langs: tuple[str, str], sour
                                   "ignored": [c for c in range(1, widest + 1) if c not in columns]})
     return {lang: [row[column - 1] for row in rows] for lang, column in zip(langs, columns)}
 
+DEFAULT_CLEANING = Cleaning()
+
 
 def own_text(sources: Sources, langs: tuple[str, str], train: Optional[str] = None, tsv: Optional[Path] = None,
              tsv_columns: tuple[int, int] = (1, 2), valid: Optional[str] = None, test: tuple[str, ...] = (),
-             cleaning: Cleaning = Cleaning(), held_out: int = 1000) -> tuple[dict[str, dict[str, list[str]]], Counter]:
+             cleaning: Cleaning = DEFAULT_CLEANING, held_out: int = 1000) -> tuple[dict[str, dict[str, list[str]]], Counter]:
     """{split: {language: lines}} and what cleaning dropped, by reason (the module's docstring)."""
     if (train is None) == (tsv is None):
         raise DataError("give the training pairs as --train PREFIX (PREFIX.SRC and PREFIX.TGT) or as --tsv FILE, one of them")

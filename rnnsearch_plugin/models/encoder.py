@@ -18,8 +18,8 @@ from torch import Tensor, nn
 
 from ..speed.beam_reordering import SENTENCE, select_rows
 from ..speed.dropout import Dropout
-from .gru import GatedRecurrentUnit, run_masked_recurrence
 from ..speed.precision import cpu_autocast
+from .gru import GatedRecurrentUnit, run_masked_recurrence
 
 EncoderOut = dict[str, Tensor]
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Optional
 
 import torch
-
 from fairseq.dataclass import ChoiceEnum, FairseqDataclass
 from fairseq.models import FairseqEncoderDecoderModel, register_model, register_model_architecture
 from fairseq.utils import safe_getattr

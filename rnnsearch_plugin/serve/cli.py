@@ -17,8 +17,8 @@ import torch
 import uvicorn
 
 from ..fairseq_fixes.cli_errors import explain
-from ..hub import RNNSearchHubInterface, load
 from ..fairseq_fixes.interactive_input import source_limit
+from ..hub import RNNSearchHubInterface, load
 from .app import create_app
 from .requests import Limits
 

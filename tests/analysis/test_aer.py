@@ -5,13 +5,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import SHARED_DATA
+
 from rnnsearch_plugin.analysis.aer import (
-    alignment_error_rate, argmax_links, check_positions, diagonal_links, read_naacl, read_pharaoh, threshold_links,
+    alignment_error_rate,
+    argmax_links,
+    check_positions,
+    diagonal_links,
+    read_naacl,
+    read_pharaoh,
+    threshold_links,
     transposed,
 )
-
 
 GOLD = Path(SHARED_DATA) / "alignment-gold"
 

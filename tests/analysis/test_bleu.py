@@ -3,9 +3,9 @@ tokeniser by target language and the source lengths by the source language's uni
 import sys
 
 import pytest
+from conftest import sacrebleu_cli
 from sacremoses import MosesTokenizer
 
-from conftest import sacrebleu_cli
 from rnnsearch_plugin.analysis import bleu
 from rnnsearch_plugin.data.textio import read_lines, write_atomic
 

@@ -3,8 +3,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import SHARED_DATA, run
+
 from rnnsearch_plugin.analysis.aer import alignment_error_rate, diagonal_links, read_naacl
 from rnnsearch_plugin.cli.aer import main as aer_main
 from rnnsearch_plugin.data.textio import read_lines

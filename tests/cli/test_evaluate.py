@@ -3,9 +3,9 @@ Multi30k, against sacreBLEU's command line and the training log."""
 import math
 
 import pytest
+from conftest import sacrebleu_cli
 from sacremoses import MosesTokenizer
 
-from conftest import sacrebleu_cli
 from rnnsearch_plugin.analysis import bleu
 from rnnsearch_plugin.analysis.training_log import read_training_log
 from rnnsearch_plugin.data.textio import read_lines, write_atomic

@@ -1,7 +1,7 @@
 """rnnsearch-heatmaps from a model: Figure 3, one cell per word."""
+from conftest import run
 from matplotlib.image import imread
 
-from conftest import run
 from rnnsearch_plugin.analysis.alignment import merge_pieces
 from rnnsearch_plugin.data.textio import read_lines
 

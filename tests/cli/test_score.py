@@ -3,8 +3,8 @@ language and chrF2 beside it, each against sacreBLEU's command line, with both s
 import sys
 
 import pytest
-
 from conftest import sacrebleu_cli
+
 from rnnsearch_plugin.cli.score import main
 from rnnsearch_plugin.data.textio import write_atomic
 

@@ -6,13 +6,13 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from conftest import initialized, pad_batch, toy_dictionary
 from fairseq import metrics
 from fairseq.criterions.cross_entropy import CrossEntropyCriterion
 from fairseq.criterions.label_smoothed_cross_entropy import LabelSmoothedCrossEntropyCriterion
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from conftest import initialized, pad_batch, toy_dictionary
 from rnnsearch_plugin.criterions import chunked_cross_entropy
 from rnnsearch_plugin.criterions.chunked_cross_entropy import ChunkedCrossEntropyCriterion
 from rnnsearch_plugin.fairseq_fixes.cli_errors import UserInputError

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from conftest import REPO, SHARED_DATA, TINY, run
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
-from conftest import REPO, SHARED_DATA, TINY, run
 from rnnsearch_plugin.data.hansards import clean_and_split
 from rnnsearch_plugin.data.schemes import BPEScheme, SentencePieceScheme, WordScheme
 from rnnsearch_plugin.data.textio import read_lines
@@ -48,8 +48,10 @@ def local_dirs(tmp_path_factory) -> dict[str, Path]:
     for lang in ("en", "fr"):  # a slice of newstest2012 stands in for the training data
         (wmt / f"train.{lang}").write_text((wmt / f"newstest2012.{lang}").read_text())
     return {
-        "multi30k": slice_corpus(data / "multi30k", root / "multi30k", [f"{s}.{l}" for s in ("train", "val", "test_2016_flickr", "test_2017_flickr") for l in ("en", "fr")], 600),
-        "hansards": slice_corpus(data / "hansards", root / "hansards", [f"hansard.36.{p}.house.{l}" for p in (1, 2) for l in ("en", "fr")], 3000),
+        "multi30k": slice_corpus(data / "multi30k", root / "multi30k",
+                                 [f"{s}.{l}" for s in ("train", "val", "test_2016_flickr", "test_2017_flickr") for l in ("en", "fr")], 600),
+        "hansards": slice_corpus(data / "hansards", root / "hansards",
+                                 [f"hansard.36.{p}.house.{l}" for p in (1, 2) for l in ("en", "fr")], 3000),
         "wmt14": wmt,
     }
 

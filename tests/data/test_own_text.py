@@ -10,8 +10,8 @@ from pathlib import Path
 
 import matplotlib.image
 import pytest
-
 from conftest import REPO, SHARED_DATA, TINY, run, sacrebleu_cli
+
 from rnnsearch_plugin.analysis import heatmap as heatmap_layout
 from rnnsearch_plugin.data.textio import read_lines
 

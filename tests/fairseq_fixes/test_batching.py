@@ -15,7 +15,7 @@ def test_every_index_is_batched_exactly_once(multiple, limits):
         indices = np.argsort(lengths, kind="mergesort").astype(np.int64)
         for vectorised in (True, False):
             batches = data_utils.batch_by_size(
-                indices, lambda i: lengths[i], num_tokens_vec=lengths[indices] if vectorised else None,
+                indices, lambda i, lengths=lengths: lengths[i], num_tokens_vec=lengths[indices] if vectorised else None,
                 required_batch_size_multiple=multiple, **limits,
             )
             seen = np.concatenate(batches) if batches else np.array([], dtype=np.int64)

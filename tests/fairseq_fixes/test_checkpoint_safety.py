@@ -4,7 +4,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import SHARED_DATA, assert_one_line_error, interactive, run
 
 

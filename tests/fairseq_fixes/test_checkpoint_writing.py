@@ -7,9 +7,8 @@ import subprocess
 
 import pytest
 import torch
-from fairseq import checkpoint_utils
-
 from conftest import REPO, SAVE_EVERY, UPDATES, assert_same_weights, losses_by_update, run_to_end, train_command
+from fairseq import checkpoint_utils
 
 KILL_AFTER = 6  # the run is killed once it has logged this update
 

@@ -4,9 +4,8 @@ import shutil
 
 import pytest
 import torch
-from fairseq import checkpoint_utils
-
 from conftest import assert_one_line_error, run, train_command
+from fairseq import checkpoint_utils
 
 
 def test_missing_data_directory(tmp_path):
@@ -57,7 +56,8 @@ def test_full_traceback_on_request(monkeypatch, capsys):
     """HYDRA_FULL_ERROR=1, as for fairseq-hydra-train, gives a user mistake its traceback back."""
     missing = FileNotFoundError(2, "No such file or directory", "/no/such/data")
     reached, printed = raise_and_report(missing, monkeypatch, capsys)
-    assert reached == [] and printed == "fairseq-train: error: No such file or directory: '/no/such/data' (check the data directory and file paths)\n"
+    assert reached == []
+    assert printed == "fairseq-train: error: No such file or directory: '/no/such/data' (check the data directory and file paths)\n"
     monkeypatch.setenv("HYDRA_FULL_ERROR", "1")
     reached, printed = raise_and_report(missing, monkeypatch, capsys)
     assert reached == [missing] and printed == ""

@@ -2,7 +2,6 @@
 (``fairseq_fixes/distributed_launch.py``)."""
 import pytest
 import torch
-
 from conftest import BIN, assert_same_weights, losses_by_update, run_to_end, train_command
 
 

@@ -1,7 +1,6 @@
 """An empty source has the empty translation, in the API, fairseq-interactive and fairseq-generate
 (``fairseq_fixes/empty_source.py``), and the other sentences of its batch translate as without it."""
 import pytest
-
 from conftest import interactive, lines_of, run
 
 SENTENCES = ["", "   ", "A dog runs in the snow .", "\t"]

@@ -2,9 +2,9 @@
 sentence alone vs inside a padded batch, beam search of width 1 vs a greedy loop."""
 import pytest
 import torch
+from conftest import SOURCES, TARGETS, build, pad_batch
 from fairseq.sequence_generator import SequenceGenerator
 
-from conftest import SOURCES, TARGETS, build, pad_batch
 from rnnsearch_plugin.models.attention import ATTENTIONS, Attention
 from rnnsearch_plugin.speed.routes import measured_on
 

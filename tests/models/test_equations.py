@@ -2,9 +2,9 @@
 one position at a time, one source word at a time, with matrix-vector products only."""
 import pytest
 import torch
+from conftest import SOURCES, TARGETS, build, pad_batch
 from torch import Tensor
 
-from conftest import SOURCES, TARGETS, build, pad_batch
 from rnnsearch_plugin.models.attention import GeneralAttention
 
 

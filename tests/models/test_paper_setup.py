@@ -5,9 +5,9 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from conftest import toy_dictionary
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
-from conftest import toy_dictionary
 from rnnsearch_plugin.models.attention import AdditiveAttention
 from rnnsearch_plugin.models.gru import GatedRecurrentUnit
 
@@ -82,7 +82,8 @@ def test_encoder_dropout_out_drops_annotations_in_training_only():
 
 def test_initialisation_follows_appendix_b1():
     model = build_arch("rnnsearch_small", 2000)
-    recurrent = {id(u) for g in model.modules() if isinstance(g, GatedRecurrentUnit) for u in [g.gate_recurrence.weight, g.candidate_recurrence.weight]}
+    recurrent = {id(u) for g in model.modules() if isinstance(g, GatedRecurrentUnit)
+                 for u in [g.gate_recurrence.weight, g.candidate_recurrence.weight]}
     for module in model.modules():
         if isinstance(module, GatedRecurrentUnit):
             for matrix in module.recurrent_matrices():

@@ -17,7 +17,8 @@ import train_progress  # noqa: E402
 
 def fake_log(updates: int, wall: float, dev_losses: list[float]) -> str:
     """A --log-file as fairseq-train writes it: per-interval lines, validations, an epoch summary."""
-    inner = [f"epoch 001:     {u} / 147 loss=6.8, ppl=113.6, ups=1.2, num_updates={u}, lr=0.002, train_wall=8, wall={wall * u / updates:.0f}"
+    inner = [f"epoch 001:     {u} / 147 loss=6.8, ppl=113.6, ups=1.2, num_updates={u}, lr=0.002, train_wall=8, "
+             f"wall={wall * u / updates:.0f}"
              for u in range(10, updates + 1, 10)]
     valid = [f"epoch 001 | valid on 'valid' subset | loss {loss} | ppl 8 | num_updates {updates}" for loss in dev_losses]
     summary = f"epoch 001 | loss 6.766 | ups 1.15 | num_updates {updates} | lr 0.002 | train_wall 122 | wall {wall:.0f}"

@@ -10,8 +10,8 @@ import time
 import numpy as np
 import pytest
 import torch
-
 from conftest import REPO, run
+
 from rnnsearch_plugin.analysis.alignment import merge_pieces
 from rnnsearch_plugin.serve.batcher import Batcher, QueueFull
 from rnnsearch_plugin.serve.requests import Limits, RequestError, parse_body
@@ -325,7 +325,7 @@ def test_page_translates_as_you_type_and_draws_the_alignment(server, browser, hu
     for typed, sentence in ((sentences[0], sentences[0]), (" " + sentences[1], f"{sentences[0]} {sentences[1]}")):
         box.send_keys(typed)  # key by key, as a person types
         expected = best(hub, sentence, 5, 2)
-        wait.until(lambda driver: shown() == [h["translation"] for h in expected])
+        wait.until(lambda driver, expected=expected: shown() == [h["translation"] for h in expected])
         weights, source, target = words(hub, sentence, 5)
         assert labels(browser, "source") == source and labels(browser, "target") == target
         assert browser.execute_script(LANGUAGES) == {"translation": ["auto fr"], "source-label": ["ltr en"],

@@ -1,9 +1,9 @@
 """The analytic multiply-add count of A.2 (``speed/flops.py``) against torch's FLOP counter."""
 import pytest
 import torch
+from conftest import build
 from torch.utils.flop_counter import FlopCounterMode
 
-from conftest import build
 from rnnsearch_plugin.speed.flops import ModelSize, forward_multiply_adds
 
 

@@ -14,8 +14,8 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-
 from conftest import REPO, generate, initialized, lines_of, losses_by_update, pad_batch, run, train_command
+
 from rnnsearch_plugin.speed import precision
 
 UPDATES = 200

@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -24,7 +23,6 @@ from fairseq.data import Dictionary
 from rnnsearch_plugin import load  # importing the plugin registers the models and installs its repairs
 from rnnsearch_plugin.models.rnnsearch import RNNEncDecConfig, RNNEncDecModel, RNNSearchConfig, RNNSearchModel
 
-warnings.filterwarnings("ignore", category=UserWarning)
 SHARED_DATA = os.environ.get("SHARED_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"))
 
 

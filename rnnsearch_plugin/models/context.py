@@ -53,17 +53,22 @@ class AttentiveContext:
 
     def step(self, query: Tensor, source: dict[str, Tensor], padding_mask: Tensor, products: StepProduct) -> StepContext:
         alpha = self.attention(query, source["keys"], padding_mask, products)  # G x k x S
-        values = source.get("projected_annotations", source.get("annotations"))
-        weighted = products(alpha.to(values.dtype), values).flatten(0, 1)  # R x (3n + kl), or c_i: R x 2n
-        if "projected_annotations" in source:  # [C c_i ; C_o c_i]
+        if "projected_annotations" in source:  # [C c_i ; C_o c_i]: R x (3n + kl)
+            weighted = weigh(alpha, source["projected_annotations"], products)
             gru_terms, kept = weighted.tensor_split([self.gru_projection.out_features], dim=-1)
-        else:
-            gru_terms, kept = products(weighted, self.gru_projection), weighted
+        else:  # c_i: R x 2n
+            kept = weigh(alpha, source["annotations"], products)
+            gru_terms = products(kept, self.gru_projection)
         return gru_terms, kept, alpha.flatten(0, 1)
 
     def output_terms(self, kept: list[Optional[Tensor]], source: dict[str, Tensor], rows: int) -> Tensor:
         stacked = torch.stack(kept, dim=1)  # R x T x kl (decoding) or c_i: R x T x 2n
         return stacked if "projected_annotations" in source else self.output_projection(stacked)
+
+
+def weigh(alpha: Tensor, values: Tensor, products: StepProduct) -> Tensor:
+    """sum_j alpha_ij values_j: alpha G x k x S, values G x S x d -> R x d, in the values' dtype."""
+    return products(alpha.to(values.dtype), values).flatten(0, 1)
 
 
 class FixedContext:

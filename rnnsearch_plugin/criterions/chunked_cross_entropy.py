@@ -67,8 +67,8 @@ class OutputLoss:
 
 class Workspace:
     """A chunk's buffers, kept from step to step. A buffer handed out afresh is paid for in page
-    faults, about 10 us each on the benchmark machine: a softmax over 1,024 x 30,004 values took
-    0.45-0.8 s with its buffers faulted in against 0.045 s in reused ones."""
+    faults on first touch, which can cost more than the softmax written into it; a reused one
+    is not (``benchmarks/changes.md``). Every buffer is overwritten before it is read."""
 
     def __init__(self) -> None:
         self.buffers: dict[str, Tensor] = {}
@@ -86,7 +86,7 @@ def chunked_output_loss(features: Tensor, weight: Tensor, bias: Optional[Tensor]
     """features: N x d (real target positions only), weight W_o: K x d, bias: K, target: N."""
     dtype, (vocab, width) = features.dtype, weight.shape
     compute_weight = weight.to(dtype)  # K x d, for d loss / d t = (d loss / d logits) W_o
-    columns = compute_weight.t().contiguous()  # d x K, for t W_o^T (a transposed view: 2.6x slower at K = 30,000)
+    columns = compute_weight.t().contiguous()  # d x K, for t W_o^T (a transposed view is slower: benchmarks/changes.md)
     compute_bias = bias.to(dtype) if bias is not None else None
     smooth_each = smoothing / (vocab - 1)  # fairseq's eps_i
     on_target = 1.0 - smoothing - smooth_each
@@ -125,7 +125,7 @@ def chunked_output_loss(features: Tensor, weight: Tensor, bias: Optional[Tensor]
         torch.mm(products, compute_weight, out=grad_features[start:start + chunk_size])
         if bias is not None:
             rows = torch.cat([rows, rows.new_ones(len(rows), 1)], dim=1)
-        rows = rows.t().contiguous()  # (a transposed view: 2x slower at K = 30,000)
+        rows = rows.t().contiguous()  # (likewise faster than a transposed view)
         if dtype == torch.float32:
             grad_parameters.addmm_(rows, products)
         else:
@@ -140,8 +140,10 @@ def chunked_output_loss(features: Tensor, weight: Tensor, bias: Optional[Tensor]
 
 def padded_length(count: int, chunk_size: int) -> int:
     """``count`` positions rounded up so that the last chunk's rows are a multiple of ``ROW_STEP`` (or
-    a whole chunk). oneDNN creates a primitive for every new shape of a bfloat16 product, 1-16 ms each
-    at Multi30k's vocabulary: with the last chunk's rows any number, each batch paid for three."""
+    a whole chunk). oneDNN compiles a primitive for every new shape of a bfloat16 product: with the
+    last chunk's rows any number, each batch paid for three; rounded, a run meets a few row counts.
+    The loss reads the real rows only and the padding rows' gradient is zeroed, so neither the loss
+    nor any gradient changes (``benchmarks/changes.md``)."""
     last = count % chunk_size
     return count if last == 0 else count - last + min(chunk_size, -(-last // ROW_STEP) * ROW_STEP)
 

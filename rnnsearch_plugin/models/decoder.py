@@ -169,8 +169,8 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
     def make_generation_fast_(self, need_attn: bool = False, **unused: Any) -> None:
         """fairseq's generators call this (``prepare_for_inference_``) with ``need_attn`` from
         --print-alignment. Without it, incremental decoding returns no attention weights, as
-        fairseq's lstm does, and the search keeps and reorders no attention buffer (1.04x at beam
-        12, ``benchmarks/changes.md``). A full forward (scoring, alignments) always returns them."""
+        fairseq's lstm does, and the search keeps and reorders no attention buffer
+        (``benchmarks/changes.md``). A full forward (scoring, alignments) always returns them."""
         self.need_attn = need_attn
 
     def max_positions(self) -> int:

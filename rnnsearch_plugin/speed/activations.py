@@ -1,22 +1,23 @@
 """tanh, the nonlinearity of the gated unit's candidate (A.1.1), the alignment model (A.1.2) and
-s_0 (A.2.2), by the fastest exact route torch's CPU kernels offer on the processor at hand.
+s_0 (A.2.2), by the faster of two exact routes through torch's CPU kernels on the processor at hand.
 
-- float32 (and float64) where torch's CPU kernels are AVX2 ones: as 2 sigmoid(2x) - 1. torch's
-  AVX2 tanh is 3.5x slower than the identity there (AMD EPYC: 1.3M floats 2.22 ms through
-  ``tanh``, 0.64 ms through the identity, 2 threads; ``benchmarks/changes.md``), and the alignment
-  model takes a tanh over every (hypothesis, source position) pair at every step. The identity is
-  exact; in float32 its result stays within 2e-7 of tanh. The backward is tanh's own, 1 - tanh(x)^2.
-- float32 with AVX512 kernels on an AMD processor: the identity too. torch's AVX512 tanh is slow
-  there (AMD EPYC, family 26, 2 threads: 4M floats 7.8 ms through ``tanh``, 2.7 ms through the
-  identity; the alignment model's tanh, forward and backward, was 16% of a paper-size step).
-- float32 with AVX512 kernels elsewhere: torch's tanh, which is 3.4x *faster* than the identity on
-  an Intel Xeon (1.3M floats 0.68 ms against 2.34 ms, one thread).
-- bfloat16 and float16 on the CPU: torch's half-precision tanh is 5.5x slower than its float32
-  one on the Xeon (3.75 against 0.68 ms), so the tanh is taken in float32 from the upcast input,
-  by the route above. Under autocast
+The identity tanh(x) = 2 sigmoid(2x) - 1 holds exactly (both are (e^x - e^-x) / (e^x + e^-x)); in
+floating point its result stays within 2e-7 of ``torch.tanh`` in float32 and 3e-16 in float64, which
+a test checks with the gradients. Its backward is tanh's own, 1 - y^2 from the saved output y, so
+the gradient is tanh's whichever route the forward took. Which route is faster depends on the
+kernels torch runs on the processor, so the route is chosen by them:
+
+- float32 (and float64) where torch's CPU kernels are AVX2 ones, or on an AMD processor whatever
+  its kernels: 2 sigmoid(2x) - 1, since torch's tanh is the slower there. The alignment model takes
+  a tanh over every (hypothesis, source position) pair at every step, where this counts most.
+- float32 with AVX512 kernels on other processors (an Intel Xeon): ``torch.tanh``, the faster there.
+- bfloat16 and float16 on the CPU: torch's half-precision tanh is slower than its float32 one, so
+  the tanh is taken in float32 from the upcast input, by the route above. Under autocast
   (``precision.py``) the float32 result is returned, for the float32 state update and the
   products that cast it anyway; without autocast (a model converted to half) it is cast back.
 - other devices: ``torch.tanh`` (``routes.py``).
+
+What each choice measured, and on which processor: ``benchmarks/changes.md``.
 """
 from functools import cache
 
@@ -50,7 +51,7 @@ def sigmoid_route(x: Tensor) -> Tensor:
     """tanh as 2 sigmoid(2x) - 1, with tanh's backward."""
     if torch.is_grad_enabled() and x.requires_grad:
         return _SigmoidTanh.apply(x)
-    return sigmoid_tanh(x)  # decoding: no autograd.Function call (about 50 us each)
+    return sigmoid_tanh(x)  # decoding: no autograd.Function call and its overhead
 
 
 def tanh(x: Tensor) -> Tensor:

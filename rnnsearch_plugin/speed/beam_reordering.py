@@ -12,7 +12,8 @@ that keeps each row's sentence (fairseq shuffling hypotheses within their beams)
 source-side tensors as they are; one that changes it (the expansion to the beam, finished
 sentences leaving the batch) selects their groups anew. On a device other than the CPU every
 tensor is selected by row, one source-side row per hypothesis (k = 1), as fairseq's lstm does
-(``routes.py``).
+(``routes.py``). Either way each hypothesis row reads its own sentence's source side, so the
+results are the same; holding it once per group saves the copies (``benchmarks/changes.md``).
 """
 from collections.abc import Collection
 

@@ -3,9 +3,10 @@ mask drawn from uniform numbers on the CPU.
 
 In training each unit is zeroed with probability p and the others are scaled by 1 / (1 - p), as
 ``torch.nn.Dropout`` does; outside training, or at p = 0, the input passes unchanged. On the CPU
-torch draws ``nn.Dropout``'s mask with ``bernoulli_``, which is slower than drawing uniform numbers
-and comparing them with p: forward and backward of a 216 x 18 x 256 tensor take 8.5-8.8 ms against
-3.7-3.9 ms here on 2 threads (``benchmarks/changes.md``). Other devices keep torch's fused dropout (``routes.py``).
+torch draws ``nn.Dropout``'s mask with ``bernoulli_``; here it is drawn as uniform numbers u in
+[0, 1) compared with p, which keeps the distribution (P(u >= p) = 1 - p for each unit independently)
+and is cheaper on the CPU (``benchmarks/changes.md``). The random stream differs from torch's, so a
+seed gives other masks than ``nn.Dropout``'s. Other devices keep torch's fused dropout (``routes.py``).
 The mask is drawn in float32 whatever the input's dtype, so that p is not rounded to bfloat16.
 """
 import torch

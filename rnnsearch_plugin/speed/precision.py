@@ -3,8 +3,8 @@
 fairseq enters ``torch.cuda.amp.autocast`` around the criterion in ``FairseqTask.train_step``, so
 on a CPU ``--amp`` trains in float32, and ``--bf16`` takes its TPU path. With ``--amp`` on a CPU
 our encoder and decoder run their own forward under ``torch.autocast("cpu", torch.bfloat16)``
-where the processor multiplies bfloat16 natively (AVX512-BF16 or AMX: 5-10x its float32 matmul
-rate on the benchmark machine). What runs in which precision:
+where the processor multiplies bfloat16 natively (AVX512-BF16 or AMX), at several times its float32
+matmul rate (``benchmarks/changes.md``). What runs in which precision:
 
 - bfloat16: every matrix product (the GRUs' W x and U h, the alignment model's W_a s, U_a h and
   v_a^T, c_i = sum_j alpha_ij h_j, the deep output's U_o, V_o, C_o and W_o) and the elementwise
@@ -59,13 +59,12 @@ def cpu_bfloat16_available(requested: bool) -> bool:
 
 def keep_compiled_products() -> None:
     """Keep up to ``COMPILED_PRODUCTS`` compiled oneDNN products rather than 1,024, unless the user set
-    ``ONEDNN_PRIMITIVE_CACHE_CAPACITY``. Each new shape of a bfloat16 product costs 0.2-16 ms to
-    compile on the benchmark machine, and a batch of new shapes (B sentences, S and T words) brings
-    about 25 of them: a Multi30k epoch at --max-tokens 4000, 147 batches, about 3,700. With 1,024
-    kept, every epoch compiled them all again, and training slowed from epoch to epoch (7,429,
-    6,956, 6,430 target tokens/s in epochs 1-3, against 7,689, 8,220, 8,170 with 16,384;
-    ``benchmarks/changes.md``); peak memory did not grow with it (2.77 and 2.39 GB). oneDNN reads
-    the setting once, before its first product, which model building precedes."""
+    ``ONEDNN_PRIMITIVE_CACHE_CAPACITY``. oneDNN compiles each bfloat16 product for its exact shape,
+    and every batch of new lengths (B sentences, S and T words) brings tens of new shapes: a Multi30k
+    epoch at --max-tokens 4000 brings thousands. With only 1,024 kept, every epoch compiled them all
+    again; with 16,384 a corpus's shapes are compiled once per run. Only compiled code is kept, so
+    the results do not change (``benchmarks/changes.md``: the epochs' speed and the peak memory).
+    oneDNN reads the setting once, before its first product, which model building precedes."""
     os.environ.setdefault(PRIMITIVE_CACHE, str(COMPILED_PRODUCTS))
 
 

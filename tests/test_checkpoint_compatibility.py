@@ -54,8 +54,8 @@ def test_training_resumes_where_the_code_that_wrote_it_left_off(tmp_path):
     """fairseq-train restores the optimizer (it compares the stored criterion and optimizer class
     names with the current ones) and the position in the epoch: updates 41-44 log the losses that
     the code that wrote the checkpoint logged when it resumed from it (3 decimals; one rounding step
-    apart at most on another processor). Both resume with dropout off: the current code draws its
-    dropout masks another way (``speed/dropout.py``), so the same seed gives other masks."""
+    apart at most on another processor). Both resume with dropout off, so that the losses do not
+    depend on how dropout draws its masks, which has changed since."""
     shutil.copyfile(FIXTURE / "checkpoint.pt", tmp_path / "checkpoint_last.pt")
     result = run("fairseq-train", str(FIXTURE / "data"), "--user-dir", "rnnsearch_plugin", *TRAIN,
                  "--dropout", "0", "--save-dir", str(tmp_path))

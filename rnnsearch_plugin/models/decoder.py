@@ -25,7 +25,6 @@ from torch import Tensor, nn
 
 from ..speed.activations import tanh
 from ..speed.beam_reordering import SENTENCE, per_hypothesis, select_rows
-from ..speed.dropout import Dropout
 from ..speed.precision import cpu_autocast, state_dtype
 from ..speed.step_products import StepProducts
 from .attention import Attention
@@ -59,7 +58,7 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             raise ValueError(f"readout_state must be one of {READOUT_STATES}, not {readout_state!r}")
         self.readout_from_previous = readout_state == "previous"
         self.embed_tokens = nn.Embedding(len(dictionary), embed_dim, dictionary.pad())  # E
-        self.dropout_in = Dropout(dropout_in)
+        self.dropout_in = nn.Dropout(dropout_in)
         self.initial_state = nn.Linear(summary_size, hidden_size)  # W_s
         self.rnn = GatedRecurrentUnit(embed_dim, hidden_size)  # W, W_z, W_r; U, U_z, U_r
         self.context_projection = nn.Linear(context_size, 3 * hidden_size, bias=False)  # C_z, C_r, C

@@ -8,12 +8,8 @@ Appendix A.2.2:
 It has no recurrence, so the decoder applies it to all target positions at once. ``forward`` gives
 t_i (dropped out in training), the decoder's features; ``output_projection`` is W_o, which the
 decoder's ``output_layer`` applies, or ``criterions/chunked_cross_entropy.py`` a chunk of positions at a time.
-The maximum and its gradient: ``speed/maxout.py``.
 """
 from torch import Tensor, nn
-
-from ..speed.dropout import Dropout
-from ..speed.maxout import maxout
 
 
 class MaxoutDeepOutput(nn.Module):
@@ -33,7 +29,7 @@ class MaxoutDeepOutput(nn.Module):
         self.state_projection = nn.Linear(state_size, pre_maxout)  # U_o (+ bias)
         self.embedding_projection = nn.Linear(embed_dim, pre_maxout, bias=False)  # V_o
         self.context_projection = nn.Linear(context_size, pre_maxout, bias=False)  # C_o
-        self.dropout = Dropout(dropout)
+        self.dropout = nn.Dropout(dropout)
         self.output_projection = nn.Linear(maxout_units, vocab_size)  # W_o (+ bias)
 
     def input_terms(self, embedded: Tensor, context_terms: Tensor) -> Tensor:
@@ -43,5 +39,5 @@ class MaxoutDeepOutput(nn.Module):
 
     def forward(self, states: Tensor, input_terms: Tensor) -> Tensor:
         """states: ... x n, input_terms: ... x k*l (broadcastable) -> t: ... x l."""
-        pre_maxout = self.state_projection(states) + input_terms
-        return self.dropout(maxout(pre_maxout, self.pool_size))
+        pre_maxout = self.state_projection(states) + input_terms  # ... x (l k)
+        return self.dropout(pre_maxout.unflatten(-1, (-1, self.pool_size)).amax(-1))  # the maximum of each pool

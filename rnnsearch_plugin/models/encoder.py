@@ -17,7 +17,6 @@ from fairseq.models import FairseqEncoder
 from torch import Tensor, nn
 
 from ..speed.beam_reordering import SENTENCE, select_rows
-from ..speed.dropout import Dropout
 from ..speed.precision import cpu_autocast
 from .gru import GatedRecurrentUnit, run_masked_recurrence
 
@@ -44,8 +43,8 @@ class RecurrentEncoder(FairseqEncoder):
         super().__init__(dictionary)
         self.padding_idx = dictionary.pad()
         self.embed_tokens = nn.Embedding(len(dictionary), embed_dim, self.padding_idx)
-        self.dropout_in = Dropout(dropout_in)
-        self.dropout_out = Dropout(dropout_out)  # on the annotations h_j
+        self.dropout_in = nn.Dropout(dropout_in)
+        self.dropout_out = nn.Dropout(dropout_out)  # on the annotations h_j
         self.forward_rnn = GatedRecurrentUnit(embed_dim, hidden_size)
         self.backward_rnn = GatedRecurrentUnit(embed_dim, hidden_size) if bidirectional else None
         self.hidden_size = hidden_size

@@ -7,8 +7,7 @@ the L2 norm of the whole gradient rescaled to the threshold (1) whenever it exce
     E[dx^2]_t = rho E[dx^2]_{t-1} + (1 - rho) dx_t^2
     x_{t+1}   = x_t + lr * dx_t                (lr = 1.0: plain Adadelta)
 
-``torch.optim.Adadelta`` computes exactly these updates; on the CPU they run a block of values at a
-time (``speed/adadelta.py``, ``speed/routes.py``: the same operations and state, so checkpoints interchange). fairseq's
+``torch.optim.Adadelta`` computes exactly these updates. fairseq's
 ``--clip-norm`` scales by max_norm / (||g|| + 1e-6), so a clipped gradient ends up slightly below
 the threshold; ``clip_grad_norm`` here rescales to exactly max_norm / ||g||, as B.2 says. Use it
 as ``--optimizer rnnsearch_adadelta --lr 1.0 --lr-scheduler fixed --clip-norm 1.0``: without the
@@ -24,9 +23,7 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq.optim import FairseqOptimizer, register_optimizer
 from omegaconf import II
 
-from ..speed.adadelta import BlockwiseAdadelta
 from ..speed.precision import at_least_float32
-from ..speed.routes import measured_on
 
 logger = logging.getLogger(__name__)
 
@@ -52,9 +49,7 @@ class PaperAdadelta(FairseqOptimizer):
     def __init__(self, cfg: Any, params: Any) -> None:
         super().__init__(cfg)
         warn_unless_appendix_b2(cfg)
-        params = list(params)  # tensors (fairseq's build_optimizer)
-        blockwise = all(measured_on(p.device) for p in params)
-        self._optimizer = (BlockwiseAdadelta if blockwise else torch.optim.Adadelta)(params, **self.optimizer_config)
+        self._optimizer = torch.optim.Adadelta(params, **self.optimizer_config)
 
     @property
     def optimizer_config(self) -> dict[str, float]:

@@ -4,8 +4,6 @@
 - ``beam_reordering``: beam search's rows, the source side held once per sentence;
 - ``step_products``: a recurrence's weight gradients in one product per sequence;
 - ``precision``: bfloat16 products on the CPU (``--amp``), states and softmax in float32;
-- ``dropout``: dropout masks from uniform draws on the CPU, cheaper than torch's Bernoulli sampling;
-- ``adadelta``: B.2's Adadelta a block of values at a time on the CPU, in cache;
 - ``routes``: the devices these routes serve (the CPU, where they were measured);
 - ``flops``: the analytic multiply-add count of A.2, for model-FLOP utilisation.
 """

@@ -1,7 +1,6 @@
 """Which devices the routes of this package serve. Each was chosen by measurements on CPUs only
 (``benchmarks/changes.md``), so a tensor on any other device takes torch's own route (``torch.tanh``,
-``F.dropout``, ``amax``, autograd's per-step weight gradients, one encoder row per hypothesis,
-``torch.optim.Adadelta``, fairseq's own --amp) until a route has been measured there (issue 42:
+autograd's per-step weight gradients, one encoder row per hypothesis, fairseq's own --amp) until a route has been measured there (issue 42:
 ``scripts/gpu_check.sh``).
 
 The processor a measurement names: ``cpuinfo_field``, and the instruction sets its speed depends

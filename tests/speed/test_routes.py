@@ -6,11 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from omegaconf import OmegaConf
 
-from rnnsearch_plugin.optim.rnnsearch_adadelta import PaperAdadelta, PaperAdadeltaConfig
-from rnnsearch_plugin.speed import activations, beam_reordering, dropout, maxout, precision, routes, step_products
-from rnnsearch_plugin.speed.adadelta import BlockwiseAdadelta
+from rnnsearch_plugin.speed import activations, beam_reordering, precision, routes, step_products
 
 DEVICES = ["cpu", "meta"]
 
@@ -54,21 +51,6 @@ def test_tanh(monkeypatch, where, dtype):
 
 
 @pytest.mark.parametrize("where", DEVICES)
-def test_dropout(monkeypatch, where):
-    layer = dropout.Dropout(0.5).train()
-    x = torch.ones(4, 3, device=where)
-    assert takes_cpu_route(where, monkeypatch, dropout, "dropout_mask", lambda: layer(x)) == (where == "cpu")
-
-
-@pytest.mark.parametrize("where", DEVICES)
-def test_maxout(monkeypatch, where):
-    x = torch.ones(4, 6, device=where, requires_grad=True)
-    assert takes_cpu_route(where, monkeypatch, maxout, "pool_maximum", lambda: maxout.maxout(x, 2)) == (where == "cpu")
-    with torch.no_grad():  # decoding
-        assert takes_cpu_route(where, monkeypatch, maxout, "pool_maximum", lambda: maxout.maxout(x, 2)) == (where == "cpu")
-
-
-@pytest.mark.parametrize("where", DEVICES)
 def test_step_products(monkeypatch, where):
     monkeypatch.setattr(step_products, "product_dtype", lambda like: like.dtype)  # autocast knows no 'meta'
     x = torch.ones(4, 3, device=where, requires_grad=True)
@@ -87,13 +69,6 @@ def test_beam_reordering(where):
         tensors[beam_reordering.SENTENCE] = torch.empty(4, dtype=torch.long, device=where)
     kept = beam_reordering.select_rows(tensors, torch.tensor([0, 1], device=where), per_hypothesis_keys=("state",))
     assert kept["projected"].size(0) == (1 if where == "cpu" else 2)
-
-
-@pytest.mark.parametrize("where", DEVICES)
-def test_adadelta(where):
-    cfg = OmegaConf.structured(PaperAdadeltaConfig(lr=[1.0], clip_norm=1.0))
-    optimizer = PaperAdadelta(cfg, [torch.nn.Parameter(torch.zeros(3, device=where))])
-    assert (type(optimizer._optimizer) is BlockwiseAdadelta) == (where == "cpu")
 
 
 @pytest.mark.parametrize("where", DEVICES)

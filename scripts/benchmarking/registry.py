@@ -10,6 +10,8 @@ from . import report, sections
 
 @dataclass(frozen=True)
 class Section:
+    """A section: the function that measures it and the one that renders its record."""
+
     run: Callable[[argparse.Namespace], dict[str, Any]]  # the record OUT/results.json keeps under the section's name
     table: Callable[[dict[str, Any]], list[str]]  # that record's lines of OUT/results.md
     default: bool = True  # runs when --sections is not given

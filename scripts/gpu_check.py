@@ -12,11 +12,11 @@ the others still run:
   precision  ``UPDATES`` updates of rnnsearch_small through fairseq-train with --fp16, --bf16 and
              --amp: the loss is finite and falls;
   training   rnnsearch_small and fairseq's lstm at the same sizes, the same batches, --amp (both
-             autocast on a GPU): target tokens/s after warm-up (``benchmark.py``'s train worker);
+             autocast on a GPU): target tokens/s after warm-up (``benchmarking/workers.py``'s train worker);
   paper      rnnsearch_wmt14's step (80 x 50, 30,000-word vocabularies, B.2's Adadelta,
              chunked_cross_entropy) in bfloat16 and float32: seconds per update, target tokens/s,
              peak memory, model-FLOP utilisation against the bfloat16 matmul peak measured here
-             (``benchmark.py``'s paper worker, ``speed/flops.py``);
+             (``benchmarking/workers.py``'s paper worker, ``speed/flops.py``);
   decode     fairseq-generate, beam 5 and 12, a batch of ``gen_batch`` sentences, every
              hypothesis ``decode_length`` tokens: sentences/s of rnnsearch_small and the lstm;
   compile    (``--stages``, not run by default; cuda only) the paper stage's bfloat16 step with every recurrence
@@ -47,6 +47,11 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, TextIO
+
+from benchmarking.fairseq_options import device_flags  # scripts/ is on the path when this script runs
+from benchmarking.sections import generate, program, run_worker
+from benchmarking.variants import arch_options
+from benchmarking.workers import synthetic_step, timed
 
 REPO = Path(__file__).resolve().parents[1]
 WHEELS = REPO / ".gpu_wheels"
@@ -91,7 +96,7 @@ SIZES = {
                  timeouts={"install": 600, "tests": 120, "data": 60, "precision": 120, "training": 90, "paper": 90,
                            "decode": 90, "compile": 300}),
 }
-# each model's criterion; its architecture options: benchmark's arch_options
+# each model's criterion; its architecture options: benchmarking/variants.py's arch_options
 MODELS = {"rnnsearch_small": ["--criterion", "chunked_cross_entropy"], "lstm": ["--criterion", "cross_entropy"]}
 MODEL_TESTS = ["tests/models/test_decoding.py", "tests/models/test_equations.py",
                "tests/criterions/test_chunked_cross_entropy.py",
@@ -166,16 +171,12 @@ def stage_data(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
         sources, targets = synthetic_pairs(count, sizes.vocab, seed)
         (raw / f"{split}.{SOURCE}").write_text("\n".join(sources) + "\n")
         (raw / f"{split}.{TARGET}").write_text("\n".join(targets) + "\n")
-    run_command([benchmark_module().program("fairseq-preprocess"), "--source-lang", SOURCE, "--target-lang", TARGET,
+    run_command([program("fairseq-preprocess"), "--source-lang", SOURCE, "--target-lang", TARGET,
                  "--trainpref", str(raw / "train"), "--validpref", str(raw / "valid"), "--testpref", str(raw / "test"),
                  "--destdir", str(opts.work / "bin"), "--workers", str(min(8, os.cpu_count() or 1))])
     made = (opts.work / "bin" / f"train.{SOURCE}-{TARGET}.{SOURCE}.bin").exists()
     return {"checks": [check("fairseq-preprocess binarized the corpus", made)],
             "figures": {"train_pairs": sizes.train_pairs, "vocab": sizes.vocab}}
-
-
-def device_flags(device: str) -> list[str]:
-    return ["--cpu"] if device == "cpu" else []
 
 
 def train_losses(log: str) -> list[float]:
@@ -189,7 +190,7 @@ def stage_precision(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     interval = max(1, sizes.updates // 5)
     for precision in sizes.precisions:
         save = opts.work / f"checkpoints{precision.replace('-', '_')}"
-        command = [benchmark_module().program("fairseq-train"), str(opts.work / "bin"), "--user-dir", "rnnsearch_plugin",
+        command = [program("fairseq-train"), str(opts.work / "bin"), "--user-dir", "rnnsearch_plugin",
                    "--task", "translation", "-s", SOURCE, "-t", TARGET, "--arch", "rnnsearch_small", *MODELS["rnnsearch_small"],
                    "--optimizer", "adam", "--lr", "0.002",
                    "--clip-norm", "1.0", "--max-tokens", str(sizes.max_tokens), "--max-update", str(sizes.updates),
@@ -207,24 +208,16 @@ def stage_precision(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     return {"checks": checks, "figures": figures}
 
 
-def benchmark_module() -> Any:
-    sys.path.insert(0, str(REPO / "scripts"))
-    import benchmark
-
-    return benchmark
-
-
 def stage_training(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
-    benchmark = benchmark_module()
     figures = {}
     for name, options in MODELS.items():
         args = [str(opts.work / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation", "-s", SOURCE, "-t", TARGET,
                 "--optimizer", "adam", "--lr", "0.002", "--clip-norm", "1.0", "--max-tokens", str(sizes.max_tokens),
                 "--seed", "1", "--num-workers", "0", "--data-buffer-size", "0", "--amp", *device_flags(opts.device),
-                *benchmark.arch_options(name), *options]
+                *arch_options(name), *options]
         job = {"args": args, "warmup": sizes.warmup, "updates": sizes.timed_updates, "device": opts.device,
                "save": str(opts.work / f"{name}.pt"), "count_flops": False}
-        figures[name] = benchmark.run_worker("train", job)
+        figures[name] = run_worker("train", job)
         print(f"| training {name} --amp: {figures[name]['wps']:.0f} target tokens/s", flush=True)
     ratio = figures["rnnsearch_small"]["wps"] / figures["lstm"]["wps"]
     figures["ratio"] = ratio
@@ -234,14 +227,13 @@ def stage_training(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
 
 def stage_paper(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     """bfloat16 first: its worker also measures the bfloat16 matmul peak that both rows are set against."""
-    benchmark = benchmark_module()
     figures: dict[str, Any] = {}
     checks = []
     for dtype in ("bfloat16", "float32"):
         job = {"arch": sizes.paper_arch, "vocab": sizes.paper_vocab, "sentences": sizes.paper_sentences,
                "length": sizes.paper_length, "device": opts.device, "warmup": 2, "updates": sizes.paper_updates,
                "dtype": dtype, "criterion": "chunked_cross_entropy", "size": sizes.matmul_size}
-        row = benchmark.run_worker("paper", job)
+        row = run_worker("paper", job)
         row["mfu_bfloat16_peak"] = row["model_flops_per_second"] / figures.get("bfloat16", row)["matmul_flops_per_second"]
         figures[dtype] = row
         print(f"| paper {dtype}: {row}", flush=True)
@@ -252,14 +244,13 @@ def stage_paper(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
 
 
 def stage_decode(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
-    benchmark = benchmark_module()
     settings = argparse.Namespace(data=opts.work / "bin", gen_batch_size=sizes.gen_batch, decode_length=sizes.decode_length,
                                   device=opts.device, pair=(SOURCE, TARGET))
     figures: dict[str, Any] = {}
     checks = []
     for beam in sizes.beams:
         for name in MODELS:
-            row = benchmark.generate(settings, opts.work / f"{name}.pt", beam, [])
+            row = generate(settings, opts.work / f"{name}.pt", beam, [])
             figures[f"{name} beam {beam}"] = row
             print(f"| decode {name} beam {beam}: {row['sentences_per_second']:.1f} sentences/s", flush=True)
             checks.append(check(f"{name} beam {beam} translated every sentence", row["sentences"] == sizes.test_pairs,
@@ -279,19 +270,18 @@ def compile_recurrences(model: Any) -> None:
 
 
 def stage_compile(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
-    benchmark = benchmark_module()
     steps = {}
     for variant in ("eager", "compiled"):
-        step, model = benchmark.synthetic_step(sizes.paper_arch, sizes.paper_vocab, sizes.paper_sentences,
+        step, model = synthetic_step(sizes.paper_arch, sizes.paper_vocab, sizes.paper_sentences,
                                                sizes.paper_length, opts.device, "bfloat16", "chunked_cross_entropy")
         if variant == "compiled":
             compile_recurrences(model)
-        warm_up, _ = benchmark.timed(opts.device, [step] * 2)  # compiles, for the compiled one
+        warm_up, _ = timed(opts.device, [step] * 2)  # compiles, for the compiled one
         steps[variant] = (step, warm_up)
     seconds = {variant: [] for variant in steps}
     for _ in range(3):  # alternated
         for variant, (step, _) in steps.items():
-            elapsed, tokens = benchmark.timed(opts.device, [step] * sizes.paper_updates)
+            elapsed, tokens = timed(opts.device, [step] * sizes.paper_updates)
             seconds[variant].append(elapsed / sizes.paper_updates)
     figures = {variant: {"seconds_per_update": min(times), "wps": tokens / sizes.paper_updates / min(times),
                          "first_two_steps_seconds": steps[variant][1]} for variant, times in seconds.items()}

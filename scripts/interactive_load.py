@@ -19,7 +19,8 @@ from itertools import cycle, islice
 from pathlib import Path
 from typing import Any, Iterator
 
-from benchmark import binarized_pair, process_memory_mb  # scripts/ is on the path when this script runs
+from benchmarking.fairseq_options import binarized_pair  # scripts/ is on the path when this script runs
+from benchmarking.workers import process_memory_mb
 
 
 def feed(stream: Any, lines: Iterator[str]) -> None:

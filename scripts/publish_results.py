@@ -135,6 +135,15 @@ def interval_cell(interval: tuple[float, float]) -> str:
     return f"{interval[0]:+.2f} to {interval[1]:+.2f}"
 
 
+def gold_sentences(aer: dict[str, dict[str, Any]], path: Path) -> int:
+    """How many gold sentences rnnsearch-aer scored, as its aer.json records with each method's
+    scores (the diagonal's among them)."""
+    if "sentences" not in aer.get("diagonal", {}):
+        sys.exit(f"publish_results.py: error: {path} does not record how many gold sentences it scored: "
+                 "write it again with rnnsearch-aer --out")
+    return aer["diagonal"]["sentences"]
+
+
 def hansards_section(work: Path, report: dict) -> tuple[list[str], list[str]]:
     """The Hansards section of the page, and its verdict lines."""
     systems, training = report["systems"], report["training"]
@@ -144,7 +153,8 @@ def hansards_section(work: Path, report: dict) -> tuple[list[str], list[str]]:
                training[name]["precision"], options_cell(s["options"])] for name, s in systems.items()]
     buckets = [[row[0]["bucket"], *(bleu.bucket_cell(r) for r in row)] for row in zip(*report["by_length"].values())]
     gaps = length_gaps(work, list(systems))
-    aer = json.loads((work / "report" / "hansards.aer" / "aer.json").read_text())
+    aer_file = work / "report" / "hansards.aer" / "aer.json"
+    aer = json.loads(aer_file.read_text())
     lines = [
         f"## Canadian Hansards {arrow(corpus_pair(work / 'hansards'))} at the paper's word level "
         f"({corpus_line(work, 'hansards')})", "",
@@ -166,7 +176,7 @@ def hansards_section(work: Path, report: dict) -> tuple[list[str], list[str]]:
         "[long_sentences.md](hansards.test/long_sentences.md); the full report: [report.md](hansards.test/report.md).", "",
         f"Figure 3, the first three test sentences ({SEARCH}):", "",
         *(f"![alignment {i}](hansards.alignments/alignment_{i}.png)" for i in range(3)), "",
-        "Alignment error rate on the Hansards gold standard (37 sentences):", "",
+        f"Alignment error rate on the Hansards gold standard ({gold_sentences(aer, aer_file)} sentences):", "",
         *markdown_table(["links", "precision", "recall", "AER"],
                         [[links, f"{s['precision']:.3f}", f"{s['recall']:.3f}", f"{s['aer']:.3f}"] for links, s in aer.items()]),
     ]

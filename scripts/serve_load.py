@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 import numpy as np
-from benchmark import binarized_pair, process_memory_mb  # scripts/ is on the path when this script runs
+from benchmarking.fairseq_options import binarized_pair  # scripts/ is on the path when this script runs
+from benchmarking.workers import process_memory_mb
 
 SCORE_TOLERANCE = 1e-4  # base-2 score per token: batches of other sizes differ by float rounding only
 WEIGHT_TOLERANCE = 1e-5  # both print alpha_ij to 6 decimals

@@ -151,10 +151,11 @@ def test_the_benchmark_and_load_scripts_take_the_pair_from_the_data(fr_en):
     """benchmark.py trains and translates the data's pair; a folder that is not binarized is refused
     in one line (serve_load.py and interactive_load.py read the pair the same way)."""
     import benchmark
+    from benchmarking.fairseq_options import pair_options, trainer_options
 
     data, _ = fr_en
     opts = benchmark.parse_args(["--data", str(data / "bin"), "--sections", "train,decode"])
-    assert benchmark.pair_options(opts) == ["-s", "fr", "-t", "en"]
-    assert " -s fr -t en " in " ".join(benchmark.trainer_options(opts)) + " "
+    assert pair_options(opts) == ["-s", "fr", "-t", "en"]
+    assert " -s fr -t en " in " ".join(trainer_options(opts)) + " "
     with pytest.raises(SystemExit, match=f"^benchmark: error: {data} is not a binarized folder of one language pair"):
         benchmark.parse_args(["--data", str(data), "--sections", "train"])

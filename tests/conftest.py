@@ -20,7 +20,7 @@ import torch
 from fairseq import checkpoint_utils
 from fairseq.data import Dictionary
 
-from rnnsearch_plugin import load  # importing the plugin registers the models and installs its repairs
+from rnnsearch_plugin import load  # importing the plugin registers the models (load installs its repairs)
 from rnnsearch_plugin.models.rnnsearch import RNNEncDecConfig, RNNEncDecModel, RNNSearchConfig, RNNSearchModel
 
 SHARED_DATA = os.environ.get("SHARED_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"))

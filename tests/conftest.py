@@ -141,8 +141,9 @@ def generate(multi30k: Path, checkpoint: Path, *extra: str) -> str:
                "--remove-bpe", "sentencepiece", *extra).stdout
 
 
-def interactive(multi30k: Path, checkpoint: Path, stdin: str, *options: str, check: bool = True):
-    return run("fairseq-interactive", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en",
+def interactive(multi30k: Path, checkpoint: Path, stdin: str, *options: str, check: bool = True,
+                command: tuple[str, ...] = ("fairseq-interactive",)):
+    return run(*command, str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en",
                "-t", "fr", "--path", str(checkpoint), "--beam", "2", "--bpe", "sentencepiece",
                "--sentencepiece-model", str(multi30k / "spm" / "spm.model"), *options, stdin=stdin, check=check)
 

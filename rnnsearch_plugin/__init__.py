@@ -2,14 +2,18 @@
 
 Load with ``--user-dir rnnsearch_plugin`` (or import it). Importing registers the models and
 architectures (``models/``), the optimizer ``rnnsearch_adadelta`` (``optim/``) and the criterion
-``chunked_cross_entropy`` (``criterions/``), and installs the plugin's repairs of fairseq
-(``fairseq_fixes/``): it keeps fairseq from dropping sentences at batching time, lets fairseq
-checkpoints load with weights-only unpickling, never lets a half-written copy replace a good
-checkpoint, makes fairseq-interactive serve every line it is given, gives an empty source the
-empty translation, lets torchrun start data-parallel training on CPUs, makes fairseq's commands
-report user mistakes in one line and log each ``--log-file`` line once, without hydra's
-version_base warning or the two warnings about fairseq's code on a CPU, and makes ``--amp`` on a
-CPU stop on a non-finite gradient, and lets ``--bf16`` train without a TPU. The Python API: ``load`` (``hub.py``).
+``chunked_cross_entropy`` (``criterions/``), and changes nothing else: fairseq's functions and
+the warning filters stay as they were. The plugin's repairs of fairseq (``fairseq_fixes/``) are
+installed where fairseq runs: by fairseq's commands when ``--user-dir`` loads the plugin, and by
+``load`` (the rnnsearch-* commands that load a model included). They keep fairseq from dropping
+sentences at batching time, let fairseq checkpoints load with weights-only unpickling, never let
+a half-written copy replace a good checkpoint, make fairseq-interactive serve every line it is
+given, give an empty source the empty translation, let torchrun start data-parallel training on
+CPUs, make fairseq's commands report user mistakes in one line and log each ``--log-file`` line
+once, without hydra's version_base warning or the two warnings about fairseq's code on a CPU,
+make ``--amp`` on a CPU stop on a non-finite gradient, and let ``--bf16`` train without a TPU. A
+program that drives fairseq itself (its ``Trainer``, say) installs them with
+``rnnsearch_plugin.fairseq_fixes.install()``. The Python API: ``load`` (``hub.py``).
 
     models/          the paper's model, one module per part (Appendix A, B.1)
     speed/           what makes it fast: tanh, beam-search row layout, per-sequence weight
@@ -22,33 +26,13 @@ CPU stop on a non-finite gradient, and lets ``--bf16`` train without a TPU. The 
     analysis/        Section 5's analyses: BLEU, alignments, AER, training statistics
     data/            data pipelines: raw parallel text to fairseq-binarized data
 """
+from . import fairseq_fixes
 from .criterions.chunked_cross_entropy import ChunkedCrossEntropyCriterion
-from .fairseq_fixes import (
-    batching,
-    bf16_device,
-    checkpoint_safety,
-    checkpoint_writing,
-    cli_errors,
-    cpu_amp,
-    distributed_launch,
-    empty_source,
-    interactive_input,
-    log_output,
-)
 from .hub import Alignment, RNNSearchHubInterface, load
 from .models.rnnsearch import RNNEncDecModel, RNNSearchModel
 from .optim.rnnsearch_adadelta import PaperAdadelta
 
-batching.install()
-bf16_device.install()
-checkpoint_safety.install()
-checkpoint_writing.install()
-cli_errors.install()
-cpu_amp.install()
-interactive_input.install()
-empty_source.install()
-distributed_launch.install()
-log_output.install()
+fairseq_fixes.install_in_a_command()
 
 __all__ = ["RNNSearchModel", "RNNEncDecModel", "PaperAdadelta", "ChunkedCrossEntropyCriterion", "load", "RNNSearchHubInterface",
            "Alignment"]

@@ -24,6 +24,7 @@ from fairseq import hub_utils
 from fairseq.data import LanguagePairDataset
 from fairseq.hub_utils import GeneratorHubInterface
 
+from . import fairseq_fixes
 from .data.schemes import BPE, SPM, WORD
 from .fairseq_fixes.alignment_options import returning_attention
 from .fairseq_fixes.checkpoint_safety import RefusedCheckpointError
@@ -88,9 +89,11 @@ def load(checkpoint: Union[str, Path], data: Union[str, Path], **overrides: Any)
 def from_pretrained(model_name_or_path: str, checkpoint_file: str = "model.pt", data_name_or_path: str = ".",
                     archive_map: Optional[dict[str, Any]] = None, **kwargs: Any) -> "RNNSearchHubInterface":
     """fairseq's hub loading (``hub_utils.from_pretrained``), returning ``RNNSearchHubInterface``
-    (``RNNSearchModel.from_pretrained`` calls this). Like fairseq-generate, it runs in float32 unless
-    given ``amp=True`` (bfloat16 on a CPU, ``speed/precision.py``), whatever the checkpoint was
-    trained with."""
+    (``RNNSearchModel.from_pretrained`` calls this), with the plugin's repairs of fairseq installed first
+    (``fairseq_fixes.install``: weights-only loading, every sentence batched, the empty translation of an
+    empty source). Like fairseq-generate, it runs in float32 unless given ``amp=True`` (bfloat16 on a CPU,
+    ``speed/precision.py``), whatever the checkpoint was trained with."""
+    fairseq_fixes.install()
     kwargs.setdefault("amp", False)
     loaded = hub_utils.from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path,
                                        archive_map=archive_map, **kwargs)

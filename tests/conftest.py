@@ -20,7 +20,7 @@ import torch
 from fairseq import checkpoint_utils
 from fairseq.data import Dictionary
 
-from rnnsearch_plugin import load  # importing the plugin registers the models and installs its repairs
+from rnnsearch_plugin import load  # importing the plugin registers the models (load installs its repairs)
 from rnnsearch_plugin.models.rnnsearch import RNNEncDecConfig, RNNEncDecModel, RNNSearchConfig, RNNSearchModel
 
 SHARED_DATA = os.environ.get("SHARED_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"))
@@ -141,8 +141,9 @@ def generate(multi30k: Path, checkpoint: Path, *extra: str) -> str:
                "--remove-bpe", "sentencepiece", *extra).stdout
 
 
-def interactive(multi30k: Path, checkpoint: Path, stdin: str, *options: str, check: bool = True):
-    return run("fairseq-interactive", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en",
+def interactive(multi30k: Path, checkpoint: Path, stdin: str, *options: str, check: bool = True,
+                command: tuple[str, ...] = ("fairseq-interactive",)):
+    return run(*command, str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en",
                "-t", "fr", "--path", str(checkpoint), "--beam", "2", "--bpe", "sentencepiece",
                "--sentencepiece-model", str(multi30k / "spm" / "spm.model"), *options, stdin=stdin, check=check)
 

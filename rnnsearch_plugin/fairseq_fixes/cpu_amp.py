@@ -8,29 +8,30 @@ skipping it, and fairseq, taking the non-finite norm for a loss-scale overflow, 
 batch up to ``--amp-batch-retries`` (1,000) times on the ruined weights. So here, with a disabled
 scaler, a non-finite gradient norm raises ``FloatingPointError`` as in float32 training: fairseq
 writes ``crash.pt`` and stops, and ``cli_errors`` reports the divergence in one line. The two
-"CUDA is not available ... Disabling" warnings are silenced once bfloat16 is on, since they would
-tell the user the opposite of what happens. GPU runs (an enabled scaler) are unchanged.
+"CUDA is not available ... Disabling" warnings and the ``torch.cuda.amp.GradScaler`` deprecation
+that fairseq's ``AMPOptimizer`` provokes are ignored (each by its message, category and module) once
+bfloat16 is on (``speed/precision.py``), since they would tell the user the opposite of what happens.
+GPU runs (an enabled scaler) are unchanged.
 
 Delete when fairseq's AMP autocasts on the CPU (torch.amp with the model's device).
 """
-import warnings
 from typing import Any, Callable, Optional
 
 import torch
 from fairseq.optim.amp_optimizer import AMPOptimizer
 
-from .patching import wrap_once
+from .patching import KnownWarning, ignore_warnings, wrap_once
 
-DISABLED_CUDA_WARNINGS = (
-    r"torch\.cuda\.amp\.GradScaler is enabled, but CUDA is not available",
-    r"CUDA is not available or torch_xla is imported\. Disabling autocast",
-    r"`torch\.cuda\.amp\.GradScaler\(args\.\.\.\)` is deprecated",  # autocast's: log_output, AMP or not
+DISABLED_CUDA_WARNINGS: tuple[KnownWarning, ...] = (
+    (r"torch\.cuda\.amp\.GradScaler is enabled, but CUDA is not available", UserWarning, r"torch\.(cuda\.)?amp\."),
+    (r"CUDA is not available or torch_xla is imported\. Disabling autocast", UserWarning, r"torch\.(cuda\.)?amp\."),
+    # the deprecation AMPOptimizer provokes; autocast's, AMP or not: log_output
+    (r"`torch\.cuda\.amp\.GradScaler\(args\.\.\.\)` is deprecated", FutureWarning, r"fairseq\."),
 )
 
 
 def silence_disabled_cuda_warnings() -> None:
-    for message in DISABLED_CUDA_WARNINGS:
-        warnings.filterwarnings("ignore", message=message)
+    ignore_warnings(DISABLED_CUDA_WARNINGS)
 
 
 def stopping_on_non_finite(original: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:

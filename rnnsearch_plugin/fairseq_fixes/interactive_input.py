@@ -1,7 +1,8 @@
 """fairseq-interactive serves every input line, whatever it holds (one output per line, in order).
 
 fairseq's own reader and batching end the whole process on one bad line, losing the lines
-after it. ``install`` (active only inside fairseq-interactive) replaces two of its functions:
+after it. ``install`` (active only inside fairseq-interactive, run as the console command or as
+``python -m fairseq_cli.interactive``) replaces two of its functions:
 
 - ``buffered_read`` reads bytes and decodes each line on its own: a line that is not valid
   UTF-8 gets U+FFFD for its invalid bytes (unknown words to the model) and a warning naming
@@ -18,6 +19,7 @@ import functools
 import logging
 import sys
 from collections.abc import Iterator
+from types import ModuleType
 from typing import Any, Callable, Optional
 
 from .patching import wrap_once
@@ -79,8 +81,17 @@ def truncating_long_lines(make_batches: MakeBatches) -> MakeBatches:
     return make_batches_within_limit
 
 
+def running_interactive() -> Optional[ModuleType]:
+    """fairseq-interactive's module where it runs: imported by the console command, or run as
+    ``__main__`` by ``python -m fairseq_cli.interactive``; None elsewhere."""
+    main = sys.modules.get("__main__")
+    if getattr(getattr(main, "__spec__", None), "name", None) == "fairseq_cli.interactive":
+        return main
+    return sys.modules.get("fairseq_cli.interactive")
+
+
 def install() -> None:
-    interactive = sys.modules.get("fairseq_cli.interactive")
+    interactive = running_interactive()
     if interactive is None:
         return
     wrap_once(interactive, "buffered_read", reading_bytes)

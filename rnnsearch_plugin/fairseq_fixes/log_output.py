@@ -10,8 +10,9 @@
 - hydra >= 1.2 warns, in a three-line block, each time fairseq composes its configuration
   (``convert_namespace_to_omegaconf``) without a ``version_base``, which fairseq 0.12 cannot
   pass; hydra then assumes version 1.1, the behaviour fairseq was written for. ``install``
-  ignores that one warning, with a filter placed after the user's own ``-W`` and
-  ``PYTHONWARNINGS`` filters, which still decide; every other warning shows as before.
+  ignores that one warning (its message, ``UserWarning``, from hydra), with a filter placed after
+  the user's own ``-W`` and ``PYTHONWARNINGS`` filters, which still decide; every other warning
+  shows as before.
   fairseq-hydra-train's first block comes from ``hydra.main``, before the plugin is loaded, and
   stays. Delete the filter once fairseq passes ``version_base`` to hydra.
 - On a machine without an accelerator, every fairseq command printed two warnings about fairseq's
@@ -19,22 +20,22 @@
   accelerator is found`` (fairseq's ``EpochBatchIterator`` always asks its ``DataLoader`` to pin)
   and the ``FutureWarning`` that ``torch.cuda.amp.autocast(args...)`` is deprecated (fairseq's
   ``FairseqTask.train_step`` enters it for every update, AMP or not). ``install`` ignores exactly
-  those two messages, after the user's own filters, as for hydra's. Delete each once fairseq pins
+  those two messages, each with its category and the module it comes from (torch's data loader,
+  fairseq's code), after the user's own filters, as for hydra's. Delete each once fairseq pins
   memory only on an accelerator, and calls ``torch.amp.autocast``.
 """
 import functools
 import logging
-import warnings
 from typing import Any, Callable
 
 from fairseq.logging import progress_bar as progress_bars
 
-from .patching import wrap_once
+from .patching import KnownWarning, ignore_warnings, wrap_once
 
-VERSION_BASE_WARNING = r"\s*The version_base parameter is not specified"
-FAIRSEQ_CPU_WARNINGS = (
-    (r"'pin_memory' argument is set as true but no accelerator is found", UserWarning),
-    (r"`torch\.cuda\.amp\.autocast\(args\.\.\.\)` is deprecated", FutureWarning),
+VERSION_BASE_WARNING: KnownWarning = (r"\s*The version_base parameter is not specified", UserWarning, r"hydra\.")
+FAIRSEQ_CPU_WARNINGS: tuple[KnownWarning, ...] = (
+    (r"'pin_memory' argument is set as true but no accelerator is found", UserWarning, r"torch\.utils\.data\."),
+    (r"`torch\.cuda\.amp\.autocast\(args\.\.\.\)` is deprecated", FutureWarning, r"fairseq\."),
 )
 
 
@@ -64,5 +65,4 @@ def logging_each_line_once(progress_bar: Callable[..., Any]) -> Callable[..., An
 def install() -> None:
     """Wrap ``progress_bar.progress_bar``; ignore hydra's version_base warning and the two CPU ones."""
     wrap_once(progress_bars, "progress_bar", logging_each_line_once)
-    for message, category in ((VERSION_BASE_WARNING, UserWarning), *FAIRSEQ_CPU_WARNINGS):
-        warnings.filterwarnings("ignore", message=message, category=category, append=True)
+    ignore_warnings((VERSION_BASE_WARNING, *FAIRSEQ_CPU_WARNINGS))

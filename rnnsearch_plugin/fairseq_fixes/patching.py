@@ -1,9 +1,13 @@
 """How the plugin repairs fairseq: each repair replaces one attribute of fairseq (a function, or
 the ``torch`` that ``checkpoint_utils`` reads) by a wrapper made from fairseq's own, once, however
-often ``install`` runs (fairseq imports ``--user-dir``, a program may import the package too)."""
+often ``install`` runs (fairseq's commands, ``load``, a program that installs them too), and quiets
+only the warnings about fairseq's code it names (``ignore_warnings``)."""
+import warnings
 from typing import Any, Callable
 
 Function = Callable[..., Any]
+# a warning known by the start of its message (a regex), its category and the module it is attributed to (a regex)
+KnownWarning = tuple[str, type[Warning], str]
 
 
 def wrap_once(owner: Any, name: str, wrapper: Callable[[Function], Function], static: bool = False) -> None:
@@ -16,3 +20,10 @@ def wrap_once(owner: Any, name: str, wrapper: Callable[[Function], Function], st
     wrapped = wrapper(current)
     wrapped.wrapped_by = mark  # type: ignore[attr-defined]
     setattr(owner, name, staticmethod(wrapped) if static else wrapped)
+
+
+def ignore_warnings(known: tuple[KnownWarning, ...]) -> None:
+    """Ignore exactly these warnings, each matched by message, category and module, after the user's
+    own filters (``-W``, ``PYTHONWARNINGS``), which still decide; a filter already there is not added again."""
+    for message, category, module in known:
+        warnings.filterwarnings("ignore", message=message, category=category, module=module, append=True)

@@ -56,8 +56,11 @@ def train_worker(job: dict[str, Any]) -> dict[str, Any]:
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
     from fairseq.trainer import Trainer
 
-    parser = options.get_training_parser()
-    cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, input_args=job["args"]))
+    args = options.parse_args_and_arch(options.get_training_parser(), input_args=job["args"])  # loads --user-dir
+    from rnnsearch_plugin import fairseq_fixes
+
+    fairseq_fixes.install()  # the repairs fairseq-train installs (every sentence batched, --amp on a CPU, ...)
+    cfg = convert_namespace_to_omegaconf(args)
     utils.import_user_module(cfg.common)
     task = tasks.setup_task(cfg.task)
     trainer = Trainer(cfg, task, task.build_model(cfg.model), task.build_criterion(cfg.criterion))

@@ -3,12 +3,13 @@ import numpy as np
 import pytest
 from fairseq.data import data_utils
 
-import rnnsearch_plugin  # noqa: F401
+from rnnsearch_plugin.fairseq_fixes import batching
 
 
 @pytest.mark.parametrize("multiple", [1, 8])
 @pytest.mark.parametrize("limits", [{"max_tokens": 120}, {"max_sentences": 16}, {"max_tokens": 300, "max_sentences": 10}])
 def test_every_index_is_batched_exactly_once(multiple, limits):
+    batching.install()
     lost = []
     for size in range(1, 201):
         lengths = np.random.RandomState(size).randint(1, 40, size=size).astype(np.int64)

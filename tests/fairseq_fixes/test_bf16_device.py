@@ -6,7 +6,7 @@ from fairseq import options
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq.distributed import utils as distributed_utils
 
-import rnnsearch_plugin  # noqa: F401  (installs the repair)
+from rnnsearch_plugin.fairseq_fixes import bf16_device  # the plugin's import registers rnnsearch_small
 
 
 def parsed_config(*flags: str):
@@ -18,6 +18,7 @@ def parsed_config(*flags: str):
 
 @pytest.mark.skipif(importlib.util.find_spec("torch_xla") is not None, reason="torch_xla installed: fairseq's TPU inference holds")
 def test_bf16_is_trained_on_the_given_device_without_torch_xla():
+    bf16_device.install()
     cfg = parsed_config("--bf16")
     assert cfg.common.bf16 and cfg.common.tpu  # what fairseq infers from --bf16
     seen = []
@@ -26,6 +27,7 @@ def test_bf16_is_trained_on_the_given_device_without_torch_xla():
 
 
 def test_other_runs_reach_main_unchanged():
+    bf16_device.install()
     cfg = parsed_config()
     seen = []
     distributed_utils.call_main(cfg, lambda cfg: seen.append((cfg.common.bf16, cfg.common.tpu)))

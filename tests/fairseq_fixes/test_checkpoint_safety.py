@@ -77,8 +77,10 @@ def damaged_copies(checkpoint: Path, folder: Path) -> dict[str, Path]:
 def test_damaged_checkpoint_is_named_damaged_not_dangerous(multi30k, checkpoint, tmp_path):
     from fairseq import checkpoint_utils
 
+    from rnnsearch_plugin.fairseq_fixes import checkpoint_safety
     from rnnsearch_plugin.fairseq_fixes.checkpoint_safety import DamagedCheckpointError
 
+    checkpoint_safety.install()
     copies = damaged_copies(checkpoint, tmp_path)
     for path in copies.values():
         with pytest.raises(DamagedCheckpointError, match=f"the checkpoint {path} is damaged"):

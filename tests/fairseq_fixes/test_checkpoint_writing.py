@@ -10,6 +10,8 @@ import torch
 from conftest import REPO, SAVE_EVERY, UPDATES, assert_same_weights, losses_by_update, run_to_end, train_command
 from fairseq import checkpoint_utils
 
+from rnnsearch_plugin.fairseq_fixes import checkpoint_writing
+
 KILL_AFTER = 6  # the run is killed once it has logged this update
 
 
@@ -59,6 +61,7 @@ def test_sigkill_then_same_command_continues_like_an_uninterrupted_run(multi30k,
 def test_interrupted_checkpoint_copy_leaves_the_previous_checkpoint(tmp_path):
     """fairseq copies the checkpoint it just wrote onto checkpoint_last.pt / _best.pt; a copy
     that dies half-way must not leave a truncated file under the target name."""
+    checkpoint_writing.install()
     good, new = tmp_path / "checkpoint_last.pt", tmp_path / "checkpoint_3_6000.pt"
     good.write_bytes(b"good checkpoint")
     new.write_bytes(b"newer checkpoint, longer")
@@ -68,19 +71,18 @@ def test_interrupted_checkpoint_copy_leaves_the_previous_checkpoint(tmp_path):
             target.write(open(src_path, "rb").read()[:5])
         raise KeyboardInterrupt  # the process dies mid-copy
 
-    from rnnsearch_plugin.fairseq_fixes.checkpoint_writing import replacing_atomically
-
     with pytest.raises(KeyboardInterrupt):
-        replacing_atomically(dying_copy)(str(new), str(good), overwrite=True)
+        checkpoint_writing.replacing_atomically(dying_copy)(str(new), str(good), overwrite=True)
     assert good.read_bytes() == b"good checkpoint" and not good.with_name(good.name + ".tmp").exists()
-    assert replacing_atomically(checkpoint_utils.PathManager.copy.__wrapped__)(str(new), str(good), overwrite=True)
+    assert checkpoint_writing.replacing_atomically(checkpoint_utils.PathManager.copy.__wrapped__)(str(new), str(good), overwrite=True)
     assert good.read_bytes() == new.read_bytes()
-    assert checkpoint_utils.PathManager.copy.wrapped_by.endswith("replacing_atomically")  # installed by the plugin
+    assert checkpoint_utils.PathManager.copy.wrapped_by.endswith("replacing_atomically")
 
 
 def test_checkpoint_data_reaches_the_disk_before_its_name_does(tmp_path, monkeypatch):
     """fairseq's write (a .tmp renamed into place) and its copy onto checkpoint_last.pt: each new
     file is fsynced before the rename, and its folder after (power-loss safety)."""
+    checkpoint_writing.install()
     events = []
     fsync, replace = os.fsync, os.replace
     monkeypatch.setattr(os, "fsync", lambda fd: (events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}"))), fsync(fd))[1])

@@ -32,6 +32,9 @@ def test_torchrun_process_gets_a_visible_gpu(monkeypatch, visible, rank, local_r
     from fairseq.dataclass.configs import DistributedTrainingConfig
     from fairseq.distributed import utils as distributed_utils
 
+    from rnnsearch_plugin.fairseq_fixes import distributed_launch
+
+    distributed_launch.install()
     chosen = []
     monkeypatch.setattr(torch.cuda, "is_available", lambda: visible > 0)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: visible)

@@ -1,4 +1,7 @@
 """What fairseq's commands log (``fairseq_fixes/log_output.py``): each --log-file line once, no hydra version_base warning."""
+import sys
+
+import pytest
 from conftest import TINY, run
 
 
@@ -10,9 +13,11 @@ def test_log_file_holds_each_line_once(checkpoint):
     assert len(lines) == len(set(lines))
 
 
-def test_commands_print_no_hydra_version_base_warning(tmp_path):
-    """hydra's version_base block is gone; its other warnings are still shown."""
-    result = run("fairseq-train", str(tmp_path / "no-data"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
+@pytest.mark.parametrize("command", [("fairseq-train",), (sys.executable, "-m", "fairseq_cli.train")])
+def test_commands_print_no_hydra_version_base_warning(tmp_path, command):
+    """hydra's version_base block is gone, from the console command and from ``python -m``; its
+    other warnings are still shown."""
+    result = run(*command, str(tmp_path / "no-data"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
                  "--arch", "rnnsearch_small", "--max-tokens", "1000", check=False)
     assert "version_base" not in result.stderr
     assert "hydra.experimental.initialize() is no longer experimental" in result.stderr

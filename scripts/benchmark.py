@@ -37,6 +37,9 @@ Sections (``--sections``, default train,decode,paper,memory):
   allocator  the train measurement of rnnsearch_small and lstm under glibc's default malloc
           settings against those this benchmark runs with (``MALLOC_*`` from
           ``scripts/activate.sh``: freed memory stays in the process), alternated.
+  tricks  what each speed trick of the plugin buys on the whole step it serves (training, the
+          paper-size step, beam search, peak memory), with and without it, alternated
+          (``benchmarking/tricks.py``); not run by default.
 
 Every section runs with the allocator settings of the benchmark's own environment; the
 report's header names them.
@@ -60,6 +63,7 @@ from benchmarking.fairseq_options import binarized_pair
 from benchmarking.registry import SECTIONS, to_run
 from benchmarking.report import header
 from benchmarking.sections import checkpoints, run_worker
+from benchmarking.tricks import trick_worker
 from benchmarking.workers import WORKERS
 
 
@@ -110,7 +114,7 @@ def markdown(results: dict[str, Any]) -> str:
 
 def main(argv: list[str]) -> None:
     if argv[:1] == ["--worker"]:
-        print(json.dumps(WORKERS[argv[1]](json.loads(argv[2]))))
+        print(json.dumps({**WORKERS, "trick": trick_worker}[argv[1]](json.loads(argv[2]))))
         return
     opts = parse_args(argv)
     opts.out.mkdir(parents=True, exist_ok=True)

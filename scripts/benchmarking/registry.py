@@ -5,7 +5,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import report, sections
+from . import report, sections, tricks
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,7 @@ SECTIONS = {
     "paper": Section(sections.paper_section, report.paper_table),
     "memory": Section(sections.memory_section, report.memory_table),
     "allocator": Section(sections.allocator_section, report.allocator_table, default=False, data=True),
+    "tricks": Section(tricks.tricks_section, tricks.tricks_table, default=False, data=True),
 }
 
 

@@ -1,6 +1,7 @@
 """scripts/benchmark.py's sections come from one registry (``scripts/benchmarking/registry.py``):
 an entry there is a --sections choice, runs, and adds its table to OUT/results.md, and a section
 brings along the sections it reads."""
+import inspect
 import json
 import sys
 
@@ -18,7 +19,7 @@ def test_a_registered_section_is_chosen_run_and_reported(tmp_path, monkeypatch, 
                                                   default=False))
     with pytest.raises(SystemExit):
         benchmark.parse_args(["--sections", "paper,echoes"])
-    assert "unknown sections ['echoes']: choose from train,decode,paper,memory,allocator,echo" in capsys.readouterr().err
+    assert "unknown sections ['echoes']: choose from train,decode,paper,memory,allocator,tricks,echo" in capsys.readouterr().err
     earlier = {"environment": {"device": "a CPU", "torch": "2", "threads": "1", "fairseq": "0.12", "python": "3.11",
                                "date": "2026-12-01 00:00 UTC"}, "command": "python scripts/benchmark.py", "peaks": {}}
     (tmp_path / "results.json").write_text(json.dumps(earlier))
@@ -32,3 +33,30 @@ def test_sections_run_in_the_registrys_order_with_those_they_read():
     assert to_run(["memory", "paper"]) == ["paper", "memory"]
     assert to_run(["memory", "decode"]) == ["train", "decode", "memory"]  # beam search translates train's checkpoints
     assert [name for name, section in SECTIONS.items() if section.default] == ["train", "decode", "paper", "memory"]
+
+
+def test_every_trick_is_switched_off_where_the_plugin_reads_it(monkeypatch):
+    """Each trick of the tricks section names a route the plugin really takes on this CPU, and its
+    switch turns that route off; a renamed module or function fails here rather than leaving the
+    section to measure the same code twice."""
+    import importlib
+
+    import torch
+    from benchmarking.tricks import TRICKS, switch_off
+
+    from rnnsearch_plugin.models import attention
+
+    monkeypatch.setattr(attention._AdditiveEnergies, "apply", attention._AdditiveEnergies.apply)
+    for trick, (how, _) in TRICKS.items():
+        if how == "criterion":
+            continue
+        module = attention if how == "energies" else importlib.import_module(f"rnnsearch_plugin.{how}")
+        reads = "_AdditiveEnergies.apply" if how == "energies" else "measured_on("
+        assert reads in inspect.getsource(module), trick
+        if how != "energies":
+            monkeypatch.setattr(module, "measured_on", module.measured_on)
+            assert module.measured_on(torch.device("cpu")), f"{trick}: not taken on the CPU, nothing to switch off"
+        switch_off(trick)
+        if how != "energies":
+            assert not module.measured_on(torch.device("cpu")), trick
+    assert attention._AdditiveEnergies.apply is attention.additive_energies

@@ -9,26 +9,26 @@ hand-made gold standard of any language pair, in either of two formats:
   j of the target, 0-based unless the file counts from 1, beside the tokenised source and target
   sentences one a line.
 
-Links are held as (source_position, target_position), 1-based; ``transposed`` turns a gold
-standard of the pair (A, B) into one of (B, A), which scores a model of the other direction.
+Links are held as (source_position, target_position), 1-based (``analysis/links.py``, which
+extracts them from attention and reads and writes the Pharaoh format, counts from 0;
+``from_zero_based`` converts); ``transposed`` turns a gold standard of the pair (A, B) into one
+of (B, A), which scores a model of the other direction.
 With A the predicted links, S the sure and P the possible gold links (S included in P):
 
     precision = |A ∩ P| / |A|      recall = |A ∩ S| / |S|      AER = 1 - (|A ∩ S| + |A ∩ P|) / (|A| + |S|)
 
 each count summed over all sentences before dividing (corpus level, as in the shared task).
 """
-import re
 from pathlib import Path
 
 import numpy as np
 
 from ..data.textio import read_lines
+from . import links as word_links
 
 Link = tuple[int, int]  # (source_position, target_position), 1-based
 Gold = dict[int, tuple[set[Link], set[Link]]]  # {sentence, 1-based: (sure, possible)}, sure within possible
 NAACL_LINE = "'sentence first_position second_position S|P'"
-PHARAOH_LINK = re.compile(r"(\d+)([-?p])(\d+)")
-PHARAOH_LINKS = "i-j (sure) or i?j / ipj (possible), i the source and j the target word"
 
 
 def read_naacl(path: Path) -> Gold:
@@ -70,33 +70,25 @@ def read_pharaoh(path: Path, sources: list[str], targets: list[str], one_based: 
         raise ValueError(f"{path} has {len(lines)} lines but the gold source has {len(sources)} and the gold target "
                          f"{len(targets)}: give one line per sentence pair in each")
     gold: Gold = {}
-    offset = 0 if one_based else 1
     for number, (line, source, target) in enumerate(zip(lines, sources, targets), start=1):
         links = gold[number] = (set(), set())
-        for field in line.split():
-            match = PHARAOH_LINK.fullmatch(field)
-            if match is None:
-                raise ValueError(f"{path}:{number}: malformed link {field!r}: expected {PHARAOH_LINKS} position")
-            link = (int(match[1]) + offset, int(match[3]) + offset)
-            check_position(link, len(source.split()), len(target.split()),
-                           f"{path}:{number}: link {field}", "1-based" if one_based else "0-based")
-            add_link(links, link, match[2] == "-")
+        for (source_word, target_word), sure in word_links.parse_pharaoh_line(
+                line, f"{path}:{number}", len(source.split()), len(target.split()), one_based):
+            add_link(links, (source_word + 1, target_word + 1), sure)
     return gold
-
-
-def check_position(link: Link, source_words: int, target_words: int, what: str, counting: str) -> None:
-    """Refuse a link outside its sentences, naming both lengths and how positions count."""
-    if not (1 <= link[0] <= source_words and 1 <= link[1] <= target_words):
-        raise ValueError(f"{what} is out of range: the source has {source_words} words and the target "
-                         f"{target_words} (positions are {counting})")
 
 
 def check_positions(gold: Gold, sources: list[str], targets: list[str], where: str) -> None:
     """Every link of ``gold`` (1-based) within its sentence pair; ``where`` names the gold file."""
     for sentence, (_, possible) in sorted(gold.items()):
         for link in sorted(possible):
-            check_position(link, len(sources[sentence - 1].split()), len(targets[sentence - 1].split()),
-                           f"{where}: sentence {sentence}, link {link[0]} {link[1]}", "1-based")
+            word_links.check_position(link, len(sources[sentence - 1].split()), len(targets[sentence - 1].split()),
+                                      f"{where}: sentence {sentence}, link {link[0]} {link[1]}", one_based=True)
+
+
+def from_zero_based(links: set[Link]) -> set[Link]:
+    """``analysis/links.py``'s 0-based (source, target) links counted from 1, as here."""
+    return {(source + 1, target + 1) for source, target in links}
 
 
 def transposed(gold: Gold) -> Gold:
@@ -106,19 +98,16 @@ def transposed(gold: Gold) -> Gold:
 
 
 def argmax_links(weights: np.ndarray) -> set[Link]:
-    """Each target word linked to the source word it attends to most; weights: T x S."""
-    weights = np.asarray(weights, dtype=float)  # T x S
-    if weights.ndim != 2 or (weights.shape[0] and not weights.shape[1]):
-        raise ValueError(f"weights must be a target x source matrix with source words, got shape {weights.shape}")
-    return {(int(source) + 1, target + 1) for target, source in enumerate(weights.argmax(axis=1))}
+    """Each target word linked to the source word it attends to most (``links.argmax_links``,
+    1-based); weights: T x S."""
+    return from_zero_based(word_links.argmax_links(weights))
 
 
 def threshold_links(weights: np.ndarray, threshold: float) -> set[Link]:
     """Every link with weight >= ``threshold``, plus each target word's argmax link, so that no
     target word is left unaligned (the gold standard has no NULL links; a threshold above the
-    largest weight of a row would otherwise leave that word out); weights: T x S."""
-    target, source = np.nonzero(np.asarray(weights, dtype=float) >= threshold)  # T x S
-    return {(int(s) + 1, int(t) + 1) for t, s in zip(target, source)} | argmax_links(weights)
+    largest weight of a row would otherwise leave that word out); 1-based, weights: T x S."""
+    return from_zero_based(word_links.threshold_links(weights, threshold) | word_links.argmax_links(weights))
 
 
 def diagonal_links(source_length: int, target_length: int) -> set[Link]:

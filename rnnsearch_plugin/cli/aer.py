@@ -3,6 +3,8 @@
     rnnsearch-aer --path CKPT --data DATA/bin --gold ../shared/data/alignment-gold [--threshold 0.3] --out DIR
     rnnsearch-aer --path CKPT --data DATA/bin --gold gold.talp --gold-source gold.de --gold-target gold.en
                   [--gold-langs de-en] [--gold-one-based] --out DIR
+    rnnsearch-aer --alignments FILE [--name NAME] [--alignments-langs en-fr] [--alignments-one-based]
+                  --gold ../shared/data/alignment-gold --out DIR
 
 AER (Och & Ney 2003) against a gold standard (``analysis/aer.py``): a folder in the NAACL format
 of the Hansards set (dev.e, dev.f, dev.wa.nonullalign: English and French), or a Pharaoh file
@@ -15,6 +17,12 @@ the capital the set took from it, where the model's dictionary has the capitalis
 weights become word weights (source pieces summed, target pieces averaged, </s> left out), and
 links are each target word's most-attended source word (argmax) or, in addition, every word pair
 with weight >= --threshold. The diagonal alignment is reported beside them as a baseline.
+
+With --alignments instead of --path and --data, the links are those of a file in Pharaoh format
+(``analysis/links.py``), from any word aligner: one line per gold sentence pair in the gold's
+order, "i-j" the 0-based positions of a gold source and target word; its row is named after the
+file (or --name). Its languages are the gold's unless --alignments-langs names them (the gold's
+pair reversed transposes the gold).
 """
 import argparse
 import json
@@ -26,6 +34,7 @@ import torch
 
 from ..analysis import aer
 from ..analysis.alignment import merge_groups
+from ..analysis.links import read_pharaoh_links
 from ..analysis.markdown import markdown_table
 from ..data.textio import DataError, read_lines, write_atomic
 from ..hub import USER_ERRORS, RNNSearchHubInterface, load
@@ -67,24 +76,25 @@ def read_gold_standard(args: argparse.Namespace) -> GoldStandard:
     return GoldStandard(sources, targets, links, gold_pair(args.gold_langs), naacl=False)
 
 
-def gold_pair(text: str | None) -> Pair | None:
-    """'de-en' -> ("de", "en"), as fairseq names a pair."""
+def gold_pair(text: str | None, option: str = "--gold-langs") -> Pair | None:
+    """'de-en' -> ("de", "en"), as fairseq names a pair; ``option`` names it in an error."""
     if text is None:
         return None
     languages = text.split("-")
     if len(languages) != 2 or not all(languages):
-        raise DataError(f"--gold-langs {text}: name the languages of --gold-source and --gold-target as SRC-TGT, e.g. de-en")
+        raise DataError(f"{option} {text}: name the source and target languages as SRC-TGT, e.g. de-en")
     return languages[0], languages[1]
 
 
-def oriented(gold: GoldStandard, pair: Pair, checkpoint: Path) -> tuple[list[str], list[str], aer.Gold, bool]:
-    """The gold sources and targets in the model's source and target languages, the links as
-    (source, target) positions, and whether the gold was transposed to get them."""
-    if gold.pair is None or gold.pair == pair:
+def oriented(gold: GoldStandard, pair: Pair | None, aligner: str) -> tuple[list[str], list[str], aer.Gold, bool]:
+    """The gold sources and targets in the aligner's source and target languages (``pair``; None:
+    the gold's), the links as (source, target) positions, and whether the gold was transposed to
+    get them; ``aligner`` ("CKPT translates", "FILE aligns") names it in an error."""
+    if pair is None or gold.pair is None or gold.pair == pair:
         return gold.first, gold.second, gold.links, False
     if gold.pair == pair[::-1]:
         return gold.second, gold.first, aer.transposed(gold.links), True
-    raise DataError(f"the gold standard aligns {gold.pair[0]} with {gold.pair[1]}, but {checkpoint} translates "
+    raise DataError(f"the gold standard aligns {gold.pair[0]} with {gold.pair[1]}, but {aligner} "
                     f"{pair[0]}->{pair[1]}: give a gold standard of {pair[0]} and {pair[1]} (Pharaoh: --gold FILE "
                     "--gold-source FILE --gold-target FILE)")
 
@@ -137,11 +147,60 @@ def gold_links(model: RNNSearchHubInterface, sources: list[str], targets: list[s
     return links
 
 
+Scored = tuple[aer.Gold, str | None, dict[str, dict[int, set]]]  # gold links, transposition, predicted links by row
+
+
+def checkpoint_links(args: argparse.Namespace, gold: GoldStandard) -> Scored:
+    """The gold links in the model's orientation, the line saying the gold was transposed for it
+    (None if not), and the model's links by method."""
+    model = load(args.path, args.data)
+    pair = (model.cfg.task.source_lang, model.cfg.task.target_lang)
+    sources, targets, links, flipped = oriented(gold, pair, f"{args.path} translates")
+    return links, transposition(gold, pair, "model") if flipped else None, gold_links(
+        model, sources, targets, args.threshold, capitals=gold.naacl)
+
+
+def file_links(args: argparse.Namespace, gold: GoldStandard) -> Scored:
+    """The gold links in the alignment file's orientation (--alignments-langs; the gold's without
+    it), the line saying the gold was transposed for it (None if not), and the file's links
+    (1-based), one row named after the file or --name."""
+    pair = gold_pair(args.alignments_langs, "--alignments-langs")
+    sources, targets, links, flipped = oriented(gold, pair, f"{args.alignments} aligns")
+    found = read_pharaoh_links(args.alignments, sources, targets, args.alignments_one_based)
+    rows = {args.name or args.alignments.name: {number: aer.from_zero_based(sentence) for number, sentence in enumerate(found, 1)}}
+    return links, transposition(gold, pair, "alignment") if flipped else None, rows
+
+
+def transposition(gold: GoldStandard, pair: Pair, aligner: str) -> str:
+    return f"the {gold.pair[0]}-{gold.pair[1]} gold standard transposed for this {pair[0]}->{pair[1]} {aligner}"
+
+
+def check_aligner(args: argparse.Namespace) -> None:
+    """A checkpoint (--path and --data) or an alignment file (--alignments, which --name,
+    --alignments-langs and --alignments-one-based describe), not both."""
+    if args.alignments and (args.path or args.data):
+        raise DataError("--alignments scores a file, --path and --data a checkpoint: give one of them")
+    file_options = [option for option, value in (("--name", args.name), ("--alignments-langs", args.alignments_langs),
+                                                  ("--alignments-one-based", args.alignments_one_based)) if value]
+    if file_options and not args.alignments:
+        raise DataError(f"{', '.join(file_options)}: only with an alignment file to score (--alignments FILE)")
+    if not args.alignments and not (args.path and args.data):
+        raise DataError("give a checkpoint to score (--path CKPT --data BIN, the folder it was trained on) or an alignment "
+                        "file (--alignments FILE)")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="rnnsearch-aer", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--path", type=Path, required=True, help="checkpoint of an rnnsearch model")
-    parser.add_argument("--data", type=Path, required=True, help="the fairseq-binarized folder the model was trained on")
+    parser.add_argument("--path", type=Path, help="checkpoint of an rnnsearch model")
+    parser.add_argument("--data", type=Path, help="the fairseq-binarized folder the model was trained on")
+    parser.add_argument("--alignments", type=Path,
+                        help="score this Pharaoh file instead of a checkpoint: one line of i-j links per gold sentence pair")
+    parser.add_argument("--name", help="the row of --alignments (default: its file name)")
+    parser.add_argument("--alignments-langs", metavar="SRC-TGT",
+                        help="the languages of --alignments' i and j (default: the gold's); the gold's pair reversed "
+                             "transposes the gold")
+    parser.add_argument("--alignments-one-based", action="store_true", help="--alignments counts positions from 1")
     parser.add_argument("--gold", type=Path, required=True,
                         help=f"a NAACL folder ({', '.join(NAACL_FILES)}), or a Pharaoh file with --gold-source/--gold-target")
     parser.add_argument("--gold-source", type=Path, help="the tokenised source sentences of a Pharaoh --gold, one a line")
@@ -150,23 +209,20 @@ def main(argv: list[str] | None = None) -> None:
                         help="the languages of --gold-source and --gold-target (default: the model's); the model's "
                              "pair reversed transposes the gold")
     parser.add_argument("--gold-one-based", action="store_true", help="the Pharaoh --gold counts positions from 1")
-    parser.add_argument("--threshold", type=float, default=0.3, help="thresholded links: weight >= this")
+    parser.add_argument("--threshold", type=float, default=0.3, help="a checkpoint's thresholded links: weight >= this")
     parser.add_argument("--out", type=Path, help="write aer.md and aer.json here")
     args = parser.parse_args(argv)
     try:
+        check_aligner(args)
         gold = read_gold_standard(args)
-        model = load(args.path, args.data)
-        pair = (model.cfg.task.source_lang, model.cfg.task.target_lang)
-        sources, targets, links, flipped = oriented(gold, pair, args.path)
-        predicted = gold_links(model, sources, targets, args.threshold, capitals=gold.naacl)
+        links, transposed, predicted = (file_links if args.alignments else checkpoint_links)(args, gold)
         scores = {method: aer.alignment_error_rate(found, links) for method, found in predicted.items()}
     except USER_ERRORS as error:
         sys.exit(f"rnnsearch-aer: error: {error}")
-    heading = f"# Alignment error rate, {len(links)} sentences of {args.gold}, {args.path}"
-    if flipped:
-        transposition = f"the {gold.pair[0]}-{gold.pair[1]} gold standard transposed for this {pair[0]}->{pair[1]} model"
-        print(f"| {transposition}")
-        heading += f" ({transposition})"
+    heading = f"# Alignment error rate, {len(links)} sentences of {args.gold}, {args.alignments or args.path}"
+    if transposed:
+        print(f"| {transposed}")
+        heading += f" ({transposed})"
     table = markdown_table(["links", "precision", "recall", "AER"],
                            [[m, *(f"{s[key]:.3f}" for key in ("precision", "recall", "aer"))] for m, s in scores.items()])
     print("\n".join(table))

@@ -1,4 +1,5 @@
-"""rnnsearch-aer on the Hansards gold standard (NAACL format) and on Pharaoh gold files."""
+"""rnnsearch-aer on the Hansards gold standard (NAACL format) and on Pharaoh gold files, scoring a
+checkpoint or an alignment file from any aligner."""
 import json
 from pathlib import Path
 
@@ -6,6 +7,7 @@ import pytest
 from conftest import SHARED_DATA, run
 
 from rnnsearch_plugin.analysis.aer import alignment_error_rate, diagonal_links, read_naacl
+from rnnsearch_plugin.analysis.links import pharaoh_line
 from rnnsearch_plugin.cli.aer import main as aer_main
 from rnnsearch_plugin.data.textio import read_lines
 
@@ -22,6 +24,11 @@ def test_aer_command_scores_the_model_and_the_diagonal_against_the_gold(multi30k
     diagonal = {n: diagonal_links(len(e.split()), len(f.split())) for n, (e, f) in enumerate(zip(english, french), 1)}
     assert scores["diagonal"] == pytest.approx(alignment_error_rate(diagonal, read_naacl(gold_dir / "dev.wa.nonullalign")))
     assert 0 <= scores["argmax"]["aer"] <= 1 and "| diagonal |" in (tmp_path / "aer.md").read_text()
+    # the diagonal's links written as an alignment file (0-based) and scored without the model: the same row
+    aligned = tmp_path / "diagonal.align"
+    aligned.write_text("".join(pharaoh_line({(e - 1, f - 1) for e, f in diagonal[n]}) + "\n" for n in sorted(diagonal)))
+    run("rnnsearch-aer", "--alignments", str(aligned), "--name", "diagonal", "--gold", str(gold_dir), "--out", str(tmp_path / "file"))
+    assert json.loads((tmp_path / "file" / "aer.json").read_text()) == {"diagonal": scores["diagonal"]}
 
 
 def pharaoh_gold(folder: Path, name: str, sources: list[str], targets: list[str], links: str) -> list[str]:
@@ -86,3 +93,68 @@ def test_the_first_word_gets_back_its_capital_only_where_the_model_knows_it():
     assert initial_capital(model, ["le", "projet"], target=True) == ["le", "projet"]
     assert initial_capital(model, ["I", "never"], target=False) == ["I", "never"]
     assert initial_capital(model, ["$", "250,000"], target=False) == ["$", "250,000"]
+
+
+# (English, French), 0-based, against EN_FR_LINKS: sentence 1 has (0,0) and (1,1) sure, (2,3) and (3,2) in neither;
+# sentence 2 has (0,1) possible and (1,1) in neither.
+EN_FR_ALIGNED = "0-0 1-1 2-3 3-2\n0-1 1-1\n"
+
+
+def test_an_alignment_file_is_scored_without_a_model(tmp_path, capsys):
+    gold = pharaoh_gold(tmp_path, "en_fr", ENGLISH, FRENCH, EN_FR_LINKS)
+    aligned = tmp_path / "aligner.en-fr"
+    aligned.write_text(EN_FR_ALIGNED)
+    aer_main(["--alignments", str(aligned), *gold, "--out", str(tmp_path / "out")])
+    # |A| = 4 + 2 = 6, |S| = 3 + 2 = 5, |A∩S| = 2 + 0 = 2, |A∩P| = 2 + 1 = 3:
+    # precision 3/6, recall 2/5, AER = 1 - (2 + 3) / (6 + 5) = 6/11
+    expected = {"precision": 1 / 2, "recall": 2 / 5, "aer": 6 / 11, "sentences": 2, "links": 6}
+    assert json.loads((tmp_path / "out" / "aer.json").read_text()) == {"aligner.en-fr": pytest.approx(expected)}
+    assert "| aligner.en-fr | 0.500 | 0.400 | 0.545 |" in capsys.readouterr().out
+    heading = f"# Alignment error rate, 2 sentences of {tmp_path / 'en_fr.talp'}, {aligned}\n"
+    assert (tmp_path / "out" / "aer.md").read_text().startswith(heading)
+    # the same links counted from 1, and the same links written (French, English) against the gold named en-fr
+    one_based = tmp_path / "one_based"
+    one_based.write_text("1-1 2-2 3-4 4-3\n1-2 2-2\n")
+    aer_main(["--alignments", str(one_based), "--alignments-one-based", "--name", "eflomal", *gold, "--out", str(tmp_path / "one")])
+    assert json.loads((tmp_path / "one" / "aer.json").read_text()) == {"eflomal": pytest.approx(expected)}
+    french_first = tmp_path / "aligner.fr-en"
+    french_first.write_text("0-0 1-1 3-2 2-3\n1-0 1-1\n")
+    capsys.readouterr()
+    aer_main(["--alignments", str(french_first), "--alignments-langs", "fr-en", *gold, "--gold-langs", "en-fr",
+              "--out", str(tmp_path / "fr_en")])
+    assert capsys.readouterr().out.startswith("| the en-fr gold standard transposed for this fr->en alignment\n")
+    assert json.loads((tmp_path / "fr_en" / "aer.json").read_text()) == {"aligner.fr-en": pytest.approx(expected)}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("0-0\n", "{file} has 1 lines but there are 2 source and 2 target sentences: give one line of links per sentence "
+               "pair, in their order"),
+    ("0-0\n2-0\n", "{file}:2: link 2-0 is out of range: the source has 2 words and the target 3 (positions are 0-based): "
+                     "link words of this sentence pair, the source word first"),
+    ("0-0\n0?0\n", "{file}:2: possible links (i?j, ipj) belong in a gold standard"),
+])
+def test_a_bad_alignment_file_stops_in_one_line_and_writes_nothing(tmp_path, text, message):
+    aligned = tmp_path / "aligned"
+    aligned.write_text(text)
+    error = aer_error(["--alignments", str(aligned), *pharaoh_gold(tmp_path, "gold", ENGLISH, FRENCH, EN_FR_LINKS),
+                       "--out", str(tmp_path / "out")])
+    assert error.startswith("rnnsearch-aer: error: " + message.format(file=aligned))
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_checkpoint_or_an_alignment_file_not_both(tmp_path):
+    gold = pharaoh_gold(tmp_path, "gold", ENGLISH, FRENCH, EN_FR_LINKS)
+    aligned = tmp_path / "aligned"
+    aligned.write_text(EN_FR_ALIGNED)
+    assert aer_error(["--alignments", str(aligned), "--path", "ck.pt", "--data", "bin", *gold]) == (
+        "rnnsearch-aer: error: --alignments scores a file, --path and --data a checkpoint: give one of them")
+    assert aer_error(["--path", "ck.pt", *gold]) == (
+        "rnnsearch-aer: error: give a checkpoint to score (--path CKPT --data BIN, the folder it was trained on) or an "
+        "alignment file (--alignments FILE)")
+    assert aer_error(["--path", "ck.pt", "--data", "bin", *gold, "--name", "x", "--alignments-one-based"]) == (
+        "rnnsearch-aer: error: --name, --alignments-one-based: only with an alignment file to score (--alignments FILE)")
+    assert aer_error(["--alignments", str(aligned), *gold, "--alignments-langs", "fr"]) == (
+        "rnnsearch-aer: error: --alignments-langs fr: name the source and target languages as SRC-TGT, e.g. de-en")
+    assert aer_error(["--alignments", str(aligned), *gold, "--gold-langs", "en-fr", "--alignments-langs", "de-en"]) == (
+        f"rnnsearch-aer: error: the gold standard aligns en with fr, but {aligned} aligns de->en: give a gold standard "
+        "of de and en (Pharaoh: --gold FILE --gold-source FILE --gold-target FILE)")

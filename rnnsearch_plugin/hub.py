@@ -6,6 +6,8 @@
     model.score(["A dog runs."], ["Un chien court."])
     alignment = model.align("A dog runs.")            # Figure 3: the soft alignment of the translation
     model.plot_alignment("A dog runs.", path="dog.png")
+    for pair in model.align_corpus(sources, targets):  # word links of a corpus (rnnsearch-align)
+        print(pair.links)
 
 ``load`` reads the data folder's ``../manifest.json`` (written by ``scripts/prepare_data.py``)
 to set the tokeniser and subword model the data was prepared with, and refuses a checkpoint
@@ -14,9 +16,10 @@ interface scores only language models and returns no usable soft alignment (fair
 1880, 1882); ``score`` and ``align`` here force-decode a given target through the model.
 """
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 import torch
@@ -30,6 +33,9 @@ from .fairseq_fixes.alignment_options import returning_attention
 from .fairseq_fixes.checkpoint_safety import RefusedCheckpointError
 from .fairseq_fixes.empty_source import empty_rows
 from .fairseq_fixes.interactive_input import source_limit, warn_truncated
+
+if TYPE_CHECKING:
+    from .analysis.corpus_alignment import PairAlignment
 
 
 @dataclass
@@ -128,6 +134,17 @@ class RNNSearchHubInterface(GeneratorHubInterface):
     def encode_target(self, sentence: str) -> torch.LongTensor:
         return self.tgt_dict.encode_line(self.apply_bpe(self.tokenize(sentence)), add_if_not_exist=False).long()
 
+    def encode_words(self, words: list[str], target: bool = False) -> tuple[torch.Tensor, list[int]]:
+        """Token ids of the given words, each tokenised and subword-encoded on its own (+ </s>),
+        and the word (0-based) of each piece: every piece belongs to exactly one given word."""
+        pieces, groups = [], []
+        for index, word in enumerate(words):
+            encoded = self.apply_bpe(self.tokenize(word)).split()
+            pieces += encoded
+            groups += [index] * len(encoded)
+        dictionary = self.tgt_dict if target else self.src_dict
+        return dictionary.encode_line(" ".join(pieces), add_if_not_exist=False).long(), groups
+
     def forced(self, sources: list[torch.Tensor], targets: list[torch.Tensor]) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """Teacher-forced pass of each (source, target) token pair; for each pair the
         log-probability of every target token (T) and the attention weights (T x S)."""
@@ -176,6 +193,19 @@ class RNNSearchHubInterface(GeneratorHubInterface):
         if weights is None:
             raise ValueError("RNNencdec has no attention to align with: use an rnnsearch model")
         return Alignment(weights.numpy(), self.pieces(self.src_dict, source_tokens), self.pieces(self.tgt_dict, target_tokens))
+
+    def align_corpus(self, sources: Iterable[str], targets: Iterable[str], reverse: Optional["RNNSearchHubInterface"] = None,
+                     links: str = "argmax", threshold: float = 0.3, symmetrisation: Optional[str] = None,
+                     ) -> Iterator["PairAlignment"]:
+        """Word alignments of every (source, target) pair of tokenised lines, streamed in order
+        (``analysis/corpus_alignment.py``): links by ``links`` ("argmax" or "threshold") and, with
+        ``reverse`` (a model of the other direction), the ``symmetrisation`` of both directions
+        ("intersect", "union" or "grow-diag-final-and", the default with a reverse model)."""
+        from .analysis.corpus_alignment import LinkRule, align_corpus
+
+        if reverse is not None and symmetrisation is None:
+            symmetrisation = "grow-diag-final-and"
+        return align_corpus(self, sources, targets, reverse, LinkRule(links, threshold, symmetrisation))
 
     def is_empty(self, source_tokens: torch.Tensor) -> bool:
         """Whether an encoded source holds nothing but </s>: its translation is the empty one."""

@@ -21,6 +21,7 @@ from fairseq import checkpoint_utils
 from fairseq.data import Dictionary
 
 from rnnsearch_plugin import load  # importing the plugin registers the models (load installs its repairs)
+from rnnsearch_plugin.data.textio import read_lines
 from rnnsearch_plugin.models.rnnsearch import RNNEncDecConfig, RNNEncDecModel, RNNSearchConfig, RNNSearchModel
 
 SHARED_DATA = os.environ.get("SHARED_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"))
@@ -229,6 +230,27 @@ def rnnencdec_checkpoint(multi30k, tmp_path_factory) -> Path:
         "--max-tokens", "1000", "--max-update", "1", "--disable-validation", "--no-save-optimizer-state",
         "--save-dir", str(save_dir), "--num-workers", "0")
     return save_dir / "checkpoint_last.pt"
+
+
+@pytest.fixture(scope="session")
+def fr_en(tmp_path_factory):
+    """Multi30k Fr->En (its first 300 lines of each file), the same En->Fr, and a tiny model trained
+    Fr->En for 2 updates; both directions share the subword model and dictionaries."""
+    folder = tmp_path_factory.mktemp("fr_en")
+    local = folder / "multi30k"
+    local.mkdir()
+    for name in ("train", "val", "test_2016_flickr", "test_2017_flickr"):
+        for lang in ("en", "fr"):
+            lines = read_lines(Path(SHARED_DATA) / "multi30k" / f"{name}.{lang}.gz")[:300]
+            (local / f"{name}.{lang}").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    for source, target in (("fr", "en"), ("en", "fr")):
+        run(sys.executable, "scripts/prepare_data.py", "multi30k", "-s", source, "-t", target, "--scheme", "spm",
+            "--out", str(folder / f"{source}_{target}"), "--vocab-size", "500", "--local-dir", str(local))
+    run("fairseq-train", str(folder / "fr_en" / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
+        "-s", "fr", "-t", "en", "--arch", "rnnsearch_small", *TINY, "--optimizer", "adam", "--max-tokens", "1000",
+        "--max-update", "2", "--disable-validation", "--no-save-optimizer-state", "--save-dir", str(folder / "ck"),
+        "--num-workers", "0")
+    return folder / "fr_en", folder / "ck" / "checkpoint_last.pt"
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SHARED_DATA, TINY, assert_one_line_error, lines_of, run, sacrebleu_cli
+from conftest import REPO, SHARED_DATA, assert_one_line_error, lines_of, run, sacrebleu_cli
 
 from rnnsearch_plugin import load
 from rnnsearch_plugin.analysis.aer import alignment_error_rate, diagonal_links, read_naacl, transposed
@@ -20,27 +20,6 @@ from rnnsearch_plugin.data.textio import read_lines
 
 sys.path.insert(0, str(REPO / "scripts"))
 from serve_load import call, serving  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def fr_en(tmp_path_factory):
-    """Multi30k Fr->En (its first 300 lines of each file), the same En->Fr, and a tiny model trained
-    Fr->En for 2 updates; both directions share the subword model and dictionaries."""
-    folder = tmp_path_factory.mktemp("fr_en")
-    local = folder / "multi30k"
-    local.mkdir()
-    for name in ("train", "val", "test_2016_flickr", "test_2017_flickr"):
-        for lang in ("en", "fr"):
-            lines = read_lines(Path(SHARED_DATA) / "multi30k" / f"{name}.{lang}.gz")[:300]
-            (local / f"{name}.{lang}").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    for source, target in (("fr", "en"), ("en", "fr")):
-        run(sys.executable, "scripts/prepare_data.py", "multi30k", "-s", source, "-t", target, "--scheme", "spm",
-            "--out", str(folder / f"{source}_{target}"), "--vocab-size", "500", "--local-dir", str(local))
-    run("fairseq-train", str(folder / "fr_en" / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
-        "-s", "fr", "-t", "en", "--arch", "rnnsearch_small", *TINY, "--optimizer", "adam", "--max-tokens", "1000",
-        "--max-update", "2", "--disable-validation", "--no-save-optimizer-state", "--save-dir", str(folder / "ck"),
-        "--num-workers", "0")
-    return folder / "fr_en", folder / "ck" / "checkpoint_last.pt"
 
 
 def test_multi30k_reversed_is_binarized_fr_en(fr_en):

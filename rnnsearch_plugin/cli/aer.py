@@ -30,8 +30,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 from ..analysis import aer
 from ..analysis.alignment import merge_groups
 from ..analysis.links import read_pharaoh_links
@@ -99,18 +97,6 @@ def oriented(gold: GoldStandard, pair: Pair | None, aligner: str) -> tuple[list[
                     "--gold-source FILE --gold-target FILE)")
 
 
-def encode_words(model: RNNSearchHubInterface, words: list[str], target: bool) -> tuple[torch.Tensor, list[int]]:
-    """Token ids of the gold words, each tokenised and subword-encoded on its own (+ </s>),
-    and the gold word of each piece."""
-    pieces, groups = [], []
-    for index, word in enumerate(words):
-        encoded = model.apply_bpe(model.tokenize(word)).split()
-        pieces += encoded
-        groups += [index] * len(encoded)
-    dictionary = model.tgt_dict if target else model.src_dict
-    return dictionary.encode_line(" ".join(pieces), add_if_not_exist=False).long(), groups
-
-
 def initial_capital(model: RNNSearchHubInterface, words: list[str], target: bool) -> list[str]:
     """The gold set lowercases the first word of every sentence (names keep their capitals), where
     the model's training text begins sentences with a capital: WORDS with their first word
@@ -133,8 +119,8 @@ def gold_links(model: RNNSearchHubInterface, sources: list[str], targets: list[s
                capitals: bool = False) -> dict[str, dict[int, set]]:
     """Predicted links (source, target) of every gold sentence pair (1-based ids), by method;
     ``capitals``: give each sentence's first word back its capital (the Hansards set)."""
-    encoded = [(encode_words(model, gold_words(model, s, False, capitals), False),
-                encode_words(model, gold_words(model, t, True, capitals), True)) for s, t in zip(sources, targets)]
+    encoded = [(model.encode_words(gold_words(model, s, False, capitals), target=False),
+                model.encode_words(gold_words(model, t, True, capitals), target=True)) for s, t in zip(sources, targets)]
     forced = model.forced([source for (source, _), _ in encoded], [target for _, (target, _) in encoded])
     links: dict[str, dict[int, set]] = {"argmax": {}, f"threshold {threshold}": {}, "diagonal": {}}
     for number, (s, t, ((_, source_groups), (_, target_groups)), (_, weights)) in enumerate(zip(sources, targets, encoded, forced), 1):

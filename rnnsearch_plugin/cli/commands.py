@@ -35,4 +35,5 @@ def command(module: str, function: str) -> Callable[[], None]:
 evaluate = command(".evaluate", "main")
 heatmaps = command(".heatmaps", "main")
 aer = command(".aer", "main")
+align = command(".align", "main")
 serve = command("..serve.cli", "main")

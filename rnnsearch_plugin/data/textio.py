@@ -1,5 +1,6 @@
 """Reading and writing parallel text without ever losing or misaligning a line."""
 import gzip
+import json
 import os
 from pathlib import Path
 
@@ -37,3 +38,73 @@ def write_atomic(path: Path, lines: list[str]) -> None:
     with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
         handle.writelines(line + "\n" for line in lines)
     os.replace(temporary, path)
+
+
+def truncate_to_lines(path: Path, lines: int) -> None:
+    """Cut ``path`` after its ``lines``-th line end (it must hold at least that many)."""
+    with open(path, "r+b") as handle:
+        position = 0
+        while lines:
+            block = handle.read(1 << 20)
+            if block.count(b"\n") < lines:
+                position, lines = position + len(block), lines - block.count(b"\n")
+                continue
+            end = -1
+            for _ in range(lines):
+                end = block.index(b"\n", end + 1)
+            position, lines = position + end + 1, 0
+        handle.truncate(position)
+
+
+def complete_lines(path: Path) -> int:
+    """How many line ends ``path`` holds (a last line without one is not complete)."""
+    with open(path, "rb") as handle:
+        return sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 20), b""))
+
+
+class ResumableLines:
+    """Files written line by line under ``NAME.part`` and renamed to ``NAME`` only when complete,
+    so that no half-written file looks complete. ``NAME.part.json`` (beside the first file) records
+    what the run was given (``signature``); a run with the same signature resumes after the last
+    line that every file completed, any other starts afresh."""
+
+    def __init__(self, paths: list[Path], signature: dict) -> None:
+        self.paths = paths
+        self.parts = [path.with_name(path.name + ".part") for path in paths]
+        self.state = self.parts[0].with_name(self.parts[0].name + ".json")
+        self.signature = signature
+        self.handles: list = []
+
+    def open(self) -> int:
+        """Open the files; the number of lines an earlier run of the same signature completed."""
+        done = 0
+        if self.state.exists() and all(part.exists() for part in self.parts) and \
+                json.loads(self.state.read_text()) == self.signature:
+            done = min(complete_lines(part) for part in self.parts)
+            for part in self.parts:
+                truncate_to_lines(part, done)
+        else:
+            for part in self.parts:
+                part.parent.mkdir(parents=True, exist_ok=True)
+                part.write_bytes(b"")
+            self.state.write_text(json.dumps(self.signature))
+        self.handles = [open(part, "a", encoding="utf-8", newline="\n") for part in self.parts]
+        return done
+
+    def write(self, rows: list[list[str]]) -> None:
+        """One line per file for each row, flushed to disk before returning."""
+        for handle, lines in zip(self.handles, zip(*rows)):
+            handle.writelines(line + "\n" for line in lines)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def close(self) -> None:
+        for handle in self.handles:
+            handle.close()
+
+    def finish(self) -> None:
+        """Close and rename every ``.part`` to its name; the resume state goes."""
+        self.close()
+        for part, path in zip(self.parts, self.paths):
+            os.replace(part, path)
+        self.state.unlink()

@@ -1,0 +1,131 @@
+"""rnnsearch-align (issue 41): word links of a corpus in Pharaoh format, from one model or two
+symmetrised, the soft alignments beside them, resumable output, and bad input refused in one line."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import assert_one_line_error, run
+
+from rnnsearch_plugin.analysis.alignment import merge_pieces
+from rnnsearch_plugin.analysis.links import SYMMETRISATIONS
+from rnnsearch_plugin.cli import align as align_command
+from rnnsearch_plugin.cli.align import main as align_main
+from rnnsearch_plugin.data.textio import read_lines
+
+
+def pairs_in(folder: Path, sources: list[str], targets: list[str]) -> list[str]:
+    """--source and --target files of these lines, written to ``folder``."""
+    paths = [folder / "pairs.src", folder / "pairs.tgt"]
+    for path, lines in zip(paths, (sources, targets)):
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return ["--source", str(paths[0]), "--target", str(paths[1])]
+
+
+def first_pairs(multi30k: Path, count: int = 6) -> tuple[list[str], list[str]]:
+    return read_lines(multi30k / "raw" / "test.en")[:count], read_lines(multi30k / "raw" / "test.fr")[:count]
+
+
+def pharaoh(line: str) -> set[tuple[int, int]]:
+    return {tuple(int(position) for position in link.split("-")) for link in line.split()}  # type: ignore[misc]
+
+
+def soft_records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in read_lines(path)]
+
+
+def test_links_are_the_argmax_of_each_sentences_attention_merged_into_its_words(multi30k, checkpoint, hub, tmp_path):
+    sources, targets = first_pairs(multi30k)
+    align_main(["--path", str(checkpoint), "--data", str(multi30k / "bin"), *pairs_in(tmp_path, sources, targets),
+                "--out", str(tmp_path / "links"), "--soft", str(tmp_path / "soft.jsonl")])
+    links, records = read_lines(tmp_path / "links"), soft_records(tmp_path / "soft.jsonl")
+    assert len(links) == len(records) == len(sources)
+    for line, source, target, record in zip(links, sources, targets, records):
+        # the other route: the whole sentence encoded and force-decoded alone (the API's align), pieces merged to words
+        alignment = hub.align(source, target)
+        words, source_words, target_words = merge_pieces(alignment.weights, alignment.source_tokens,
+                                                         alignment.target_tokens, hub.scheme)
+        assert (source_words[:-1], target_words[:-1]) == (source.split(), target.split())  # </s> last
+        np.testing.assert_allclose(record["weights"], words[:-1, :-1], atol=1e-4)
+        assert pharaoh(line) == {(int(source_word), target_word) for target_word, source_word in
+                                 enumerate(words[:-1, :-1].argmax(axis=1))}
+        assert (record["source"], record["target"]) == (source.split(), target.split())
+
+
+def test_both_directions_symmetrised_from_the_two_models_attention(multi30k, checkpoint, fr_en, tmp_path):
+    sources, targets = first_pairs(multi30k)
+    reverse_data, reverse_checkpoint = fr_en
+    common = ["--path", str(checkpoint), "--data", str(multi30k / "bin"), *pairs_in(tmp_path, sources, targets),
+              "--reverse-path", str(reverse_checkpoint), "--reverse-data", str(reverse_data / "bin")]
+    found = {}
+    for name in SYMMETRISATIONS:
+        align_main([*common, "--symmetrise", name, "--out", str(tmp_path / name), "--soft", str(tmp_path / f"{name}.jsonl")])
+        found[name] = [pharaoh(line) for line in read_lines(tmp_path / name)]
+    for number, record in enumerate(soft_records(tmp_path / "union.jsonl")):
+        weights, reverse_weights = np.array(record["weights"]), np.array(record["reverse_weights"])  # T x S, S x T
+        assert reverse_weights.shape == weights.shape[::-1]
+        forward = {(int(s), t) for t, s in enumerate(weights.argmax(axis=1))}  # each target word's source word
+        backward = {(s, int(t)) for s, t in enumerate(reverse_weights.argmax(axis=1))}  # each source word's target word
+        assert found["intersect"][number] == forward & backward
+        assert found["union"][number] == forward | backward
+        assert forward & backward <= found["grow-diag-final-and"][number] <= forward | backward
+    align_main([*common, "--out", str(tmp_path / "default")])  # the default symmetrisation
+    assert read_lines(tmp_path / "default") == read_lines(tmp_path / "grow-diag-final-and")
+
+
+def test_an_interrupted_run_resumes_after_the_last_pair_it_wrote(multi30k, checkpoint, tmp_path, monkeypatch, caplog):
+    sources, targets = first_pairs(multi30k)
+    command = ["--path", str(checkpoint), "--data", str(multi30k / "bin"), *pairs_in(tmp_path, sources, targets),
+               "--soft", str(tmp_path / "soft")]
+    align_main([*command, "--out", str(tmp_path / "whole")])
+    pharaoh_line, calls = align_command.pharaoh_line, []
+
+    def interrupted_at_the_fourth_pair(links):
+        calls.append(links)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return pharaoh_line(links)
+
+    monkeypatch.setattr(align_command, "pharaoh_line", interrupted_at_the_fourth_pair)
+    out = tmp_path / "links"
+    with pytest.raises(SystemExit, match="interrupted; .*links.part holds the pairs done: run the same command again"):
+        align_main([*command, "--out", str(out)])
+    assert not out.exists() and len(read_lines(tmp_path / "links.part")) == 3
+    with open(tmp_path / "links.part", "a") as part:
+        part.write("0-1 2-")  # a line cut off as the process died
+    monkeypatch.setattr(align_command, "pharaoh_line", pharaoh_line)
+    with caplog.at_level("INFO", logger="rnnsearch_plugin.align"):
+        align_main([*command, "--out", str(out)])
+    assert "resuming after line 3 of 6" in caplog.text
+    assert out.read_text() == (tmp_path / "whole").read_text() and not (tmp_path / "links.part").exists()
+    assert (tmp_path / "soft").read_text().count("\n") == 6 and not list(tmp_path.glob("*.json"))
+
+
+def test_a_pair_longer_than_the_model_accepts_is_reported_by_line_and_gets_no_links(multi30k, checkpoint, tmp_path, capsys):
+    sources, targets = first_pairs(multi30k, 3)
+    sources[1] = " ".join(["chien"] * 1100)  # over --max-source-positions 1024
+    align_main(["--path", str(checkpoint), "--data", str(multi30k / "bin"), *pairs_in(tmp_path, sources, targets),
+                "--out", str(tmp_path / "links")])
+    links = read_lines(tmp_path / "links")
+    assert len(links) == 3 and links[1] == "" and links[0] and links[2]
+    assert "1 pairs over a model's length limit have no links (lines 2)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("case", ["line counts", "empty line", "rnnencdec", "reverse pair"])
+def test_bad_input_is_refused_in_one_line_and_nothing_is_written(case, multi30k, checkpoint, rnnencdec_checkpoint,
+                                                                 tmp_path):
+    sources, targets = first_pairs(multi30k, 3)
+    model, expected = ["--path", str(checkpoint), "--data", str(multi30k / "bin")], ""
+    if case == "line counts":
+        targets, expected = targets[:2], "pairs.src has 3 lines and"
+    elif case == "empty line":
+        sources[1], expected = " ", "pairs.src:2 is empty: every pair needs words on both sides"
+    elif case == "rnnencdec":
+        model[1], expected = str(rnnencdec_checkpoint), "has no attention to align with (an rnnencdec model?)"
+    else:  # the model itself given as its own reverse: en->fr, not fr->en
+        model += ["--reverse-path", str(checkpoint), "--reverse-data", str(multi30k / "bin")]
+        expected = "translates en->fr, not the reverse of --path's en->fr: give a model of fr->en"
+    result = run("rnnsearch-align", *model, *pairs_in(tmp_path, sources, targets), "--out", str(tmp_path / "links"),
+                 check=False)
+    assert_one_line_error(result, "rnnsearch-align: error:", expected)
+    assert not list(tmp_path.glob("links*"))

@@ -145,9 +145,11 @@ class RNNSearchHubInterface(GeneratorHubInterface):
         dictionary = self.tgt_dict if target else self.src_dict
         return dictionary.encode_line(" ".join(pieces), add_if_not_exist=False).long(), groups
 
-    def forced(self, sources: list[torch.Tensor], targets: list[torch.Tensor]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    def forced(self, sources: list[torch.Tensor], targets: list[torch.Tensor],
+               scores: bool = True) -> list[tuple[Optional[torch.Tensor], Optional[torch.Tensor]]]:
         """Teacher-forced pass of each (source, target) token pair; for each pair the
-        log-probability of every target token (T) and the attention weights (T x S)."""
+        log-probability of every target token (T; None with ``scores=False``, which skips the
+        output layer and its B x T x vocabulary tensors) and the attention weights (T x S)."""
         model = self.models[0]
         dataset = LanguagePairDataset(
             sources, [len(s) for s in sources], self.src_dict, targets, [len(t) for t in targets], self.tgt_dict,
@@ -158,17 +160,23 @@ class RNNSearchHubInterface(GeneratorHubInterface):
             batch = dataset.collater([dataset[i] for i in range(start, min(start + 64, len(sources)))])
             net_input = {k: v.to(self.device) for k, v in batch["net_input"].items()}
             with torch.no_grad():
-                logits, extra = model(**net_input)
-                lprobs = model.get_normalized_probs((logits, extra), log_probs=True)  # B x T x V
-            target = batch["target"].to(self.device)
-            scores = lprobs.gather(2, target.unsqueeze(2)).squeeze(2)  # B x T
+                encoder_out = model.encoder(net_input["src_tokens"], src_lengths=net_input["src_lengths"])
+                output, extra = model.decoder(net_input["prev_output_tokens"], encoder_out=encoder_out,
+                                              features_only=not scores)  # logits, or t_i without W_o
+                token_scores = self._token_scores(model, output, extra, batch["target"]) if scores else None  # B x T
             attention = extra["attn"][0]  # B x T x S, or None for RNNencdec
             for row, index in enumerate(batch["id"].tolist()):
                 length = len(targets[index])
                 source_mask = net_input["src_tokens"][row].ne(self.src_dict.pad())
                 weights = attention[row, :length][:, source_mask] if attention is not None else None
-                results.append((index, (scores[row, :length].float().cpu(), weights.float().cpu() if weights is not None else None)))
+                results.append((index, (token_scores[row, :length].float().cpu() if scores else None,
+                                        weights.float().cpu() if weights is not None else None)))
         return [result for _, result in sorted(results, key=lambda item: item[0])]
+
+    def _token_scores(self, model: Any, logits: torch.Tensor, extra: dict[str, Any], target: torch.Tensor) -> torch.Tensor:
+        """log p of each target token: B x T."""
+        lprobs = model.get_normalized_probs((logits, extra), log_probs=True)  # B x T x V
+        return lprobs.gather(2, target.to(self.device).unsqueeze(2)).squeeze(2)
 
     def score(self, sources: list[str], targets: list[str]) -> list[dict[str, Any]]:  # type: ignore[override]
         """log p(target | source) of each pair (natural log, summed over the target tokens
@@ -189,7 +197,7 @@ class RNNSearchHubInterface(GeneratorHubInterface):
             target_tokens = self.generate([source_tokens], beam=beam)[0][0]["tokens"].cpu()
         else:
             target_tokens = self.encode_target(target)
-        (_, weights), = self.forced([source_tokens], [target_tokens])
+        (_, weights), = self.forced([source_tokens], [target_tokens], scores=False)
         if weights is None:
             raise ValueError("RNNencdec has no attention to align with: use an rnnsearch model")
         return Alignment(weights.numpy(), self.pieces(self.src_dict, source_tokens), self.pieces(self.tgt_dict, target_tokens))

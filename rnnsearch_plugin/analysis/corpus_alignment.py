@@ -89,7 +89,8 @@ def word_weights(model: "RNNSearchHubInterface", pairs: list[tuple[list[str], li
     encoded = [(model.encode_words(source, target=False), model.encode_words(target, target=True)) for source, target in pairs]
     results: list[np.ndarray | str] = [too_long(model, len(s), len(t)) or "" for (s, _), (t, _) in encoded]
     kept = sorted((index for index, reason in enumerate(results) if not reason), key=lambda index: len(encoded[index][0][0]))
-    forced = model.forced([encoded[index][0][0] for index in kept], [encoded[index][1][0] for index in kept]) if kept else []
+    forced = model.forced([encoded[index][0][0] for index in kept], [encoded[index][1][0] for index in kept],
+                          scores=False) if kept else []
     for index, (_, weights) in zip(kept, forced):
         (_, source_groups), (_, target_groups) = encoded[index]
         source, target = pairs[index]

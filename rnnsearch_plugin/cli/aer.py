@@ -121,7 +121,7 @@ def gold_links(model: RNNSearchHubInterface, sources: list[str], targets: list[s
     ``capitals``: give each sentence's first word back its capital (the Hansards set)."""
     encoded = [(model.encode_words(gold_words(model, s, False, capitals), target=False),
                 model.encode_words(gold_words(model, t, True, capitals), target=True)) for s, t in zip(sources, targets)]
-    forced = model.forced([source for (source, _), _ in encoded], [target for _, (target, _) in encoded])
+    forced = model.forced([source for (source, _), _ in encoded], [target for _, (target, _) in encoded], scores=False)
     links: dict[str, dict[int, set]] = {"argmax": {}, f"threshold {threshold}": {}, "diagonal": {}}
     for number, (s, t, ((_, source_groups), (_, target_groups)), (_, weights)) in enumerate(zip(sources, targets, encoded, forced), 1):
         # T x S: </s> (the last row and column) left out

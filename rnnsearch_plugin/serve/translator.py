@@ -52,7 +52,8 @@ def translate(model: RNNSearchHubInterface, items: list[TranslateItem], beam: in
     hypotheses = [hypos[:nbest] for hypos in model.generate(sources, beam=beam)]  # the search keeps `beam` of them
     aligned = [(index, hypo) for index, hypos in enumerate(hypotheses) if items[index].alignment
                and not model.is_empty(items[index].tokens) for hypo in hypos]
-    weights = iter(model.forced([sources[index] for index, _ in aligned], [hypo["tokens"].cpu() for _, hypo in aligned]))
+    weights = iter(model.forced([sources[index] for index, _ in aligned], [hypo["tokens"].cpu() for _, hypo in aligned],
+                                 scores=False))
     results = []
     for item, hypos in zip(items, hypotheses):
         results.append({"source": item.sentence, "source_tokens": model.src_dict.string(item.tokens).split(),

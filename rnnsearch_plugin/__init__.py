@@ -26,6 +26,7 @@ program that drives fairseq itself (its ``Trainer``, say) installs them with
     analysis/        Section 5's analyses: BLEU, alignments, AER, training statistics
     data/            data pipelines: raw parallel text to fairseq-binarized data
 """
+
 from . import fairseq_fixes
 from .criterions.chunked_cross_entropy import ChunkedCrossEntropyCriterion
 from .hub import Alignment, RNNSearchHubInterface, load
@@ -34,5 +35,12 @@ from .optim.rnnsearch_adadelta import PaperAdadelta
 
 fairseq_fixes.install_in_a_command()
 
-__all__ = ["RNNSearchModel", "RNNEncDecModel", "PaperAdadelta", "ChunkedCrossEntropyCriterion", "load", "RNNSearchHubInterface",
-           "Alignment"]
+__all__ = [
+    "RNNSearchModel",
+    "RNNEncDecModel",
+    "PaperAdadelta",
+    "ChunkedCrossEntropyCriterion",
+    "load",
+    "RNNSearchHubInterface",
+    "Alignment",
+]

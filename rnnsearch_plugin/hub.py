@@ -15,6 +15,7 @@ whose language pair is not the data's (a Fr->En model given En->Fr data) in one 
 interface scores only language models and returns no usable soft alignment (fairseq issues
 1880, 1882); ``score`` and ``align`` here force-decode a given target through the model.
 """
+
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -74,9 +75,11 @@ def check_pair(checkpoint: Path, data: Path, model: "RNNSearchHubInterface") -> 
     """ValueError in one line when the checkpoint translates another pair than the data holds."""
     task, held = model.cfg.task, data_pair(data)
     if held is not None and (task.source_lang, task.target_lang) != held:
-        raise ValueError(f"{checkpoint} translates {task.source_lang}->{task.target_lang}, but {data} holds "
-                         f"{held[0]}->{held[1]} data: give it data prepared {task.source_lang}->{task.target_lang} "
-                         f"(scripts/prepare_data.py ... -s {task.source_lang} -t {task.target_lang})")
+        raise ValueError(
+            f"{checkpoint} translates {task.source_lang}->{task.target_lang}, but {data} holds "
+            f"{held[0]}->{held[1]} data: give it data prepared {task.source_lang}->{task.target_lang} "
+            f"(scripts/prepare_data.py ... -s {task.source_lang} -t {task.target_lang})"
+        )
 
 
 def load(checkpoint: Union[str, Path], data: Union[str, Path], **overrides: Any) -> "RNNSearchHubInterface":
@@ -92,8 +95,13 @@ def load(checkpoint: Union[str, Path], data: Union[str, Path], **overrides: Any)
     return model
 
 
-def from_pretrained(model_name_or_path: str, checkpoint_file: str = "model.pt", data_name_or_path: str = ".",
-                    archive_map: Optional[dict[str, Any]] = None, **kwargs: Any) -> "RNNSearchHubInterface":
+def from_pretrained(
+    model_name_or_path: str,
+    checkpoint_file: str = "model.pt",
+    data_name_or_path: str = ".",
+    archive_map: Optional[dict[str, Any]] = None,
+    **kwargs: Any,
+) -> "RNNSearchHubInterface":
     """fairseq's hub loading (``hub_utils.from_pretrained``), returning ``RNNSearchHubInterface``
     (``RNNSearchModel.from_pretrained`` calls this), with the plugin's repairs of fairseq installed first
     (``fairseq_fixes.install``: weights-only loading, every sentence batched, the empty translation of an
@@ -101,8 +109,7 @@ def from_pretrained(model_name_or_path: str, checkpoint_file: str = "model.pt", 
     ``speed/precision.py``), whatever the checkpoint was trained with."""
     fairseq_fixes.install()
     kwargs.setdefault("amp", False)
-    loaded = hub_utils.from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path,
-                                       archive_map=archive_map, **kwargs)
+    loaded = hub_utils.from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path, archive_map=archive_map, **kwargs)
     return RNNSearchHubInterface(loaded["args"], loaded["task"], loaded["models"])
 
 
@@ -145,15 +152,22 @@ class RNNSearchHubInterface(GeneratorHubInterface):
         dictionary = self.tgt_dict if target else self.src_dict
         return dictionary.encode_line(" ".join(pieces), add_if_not_exist=False).long(), groups
 
-    def forced(self, sources: list[torch.Tensor], targets: list[torch.Tensor],
-               scores: bool = True) -> list[tuple[Optional[torch.Tensor], Optional[torch.Tensor]]]:
+    def forced(
+        self, sources: list[torch.Tensor], targets: list[torch.Tensor], scores: bool = True
+    ) -> list[tuple[Optional[torch.Tensor], Optional[torch.Tensor]]]:
         """Teacher-forced pass of each (source, target) token pair; for each pair the
         log-probability of every target token (T; None with ``scores=False``, which skips the
         output layer and its B x T x vocabulary tensors) and the attention weights (T x S)."""
         model = self.models[0]
         dataset = LanguagePairDataset(
-            sources, [len(s) for s in sources], self.src_dict, targets, [len(t) for t in targets], self.tgt_dict,
-            left_pad_source=self.cfg.task.left_pad_source, left_pad_target=False,
+            sources,
+            [len(s) for s in sources],
+            self.src_dict,
+            targets,
+            [len(t) for t in targets],
+            self.tgt_dict,
+            left_pad_source=self.cfg.task.left_pad_source,
+            left_pad_target=False,
         )
         results = []
         for start in range(0, len(sources), 64):
@@ -161,16 +175,24 @@ class RNNSearchHubInterface(GeneratorHubInterface):
             net_input = {k: v.to(self.device) for k, v in batch["net_input"].items()}
             with torch.no_grad():
                 encoder_out = model.encoder(net_input["src_tokens"], src_lengths=net_input["src_lengths"])
-                output, extra = model.decoder(net_input["prev_output_tokens"], encoder_out=encoder_out,
-                                              features_only=not scores)  # logits, or t_i without W_o
+                output, extra = model.decoder(
+                    net_input["prev_output_tokens"], encoder_out=encoder_out, features_only=not scores
+                )  # logits, or t_i without W_o
                 token_scores = self._token_scores(model, output, extra, batch["target"]) if scores else None  # B x T
             attention = extra["attn"][0]  # B x T x S, or None for RNNencdec
             for row, index in enumerate(batch["id"].tolist()):
                 length = len(targets[index])
                 source_mask = net_input["src_tokens"][row].ne(self.src_dict.pad())
                 weights = attention[row, :length][:, source_mask] if attention is not None else None
-                results.append((index, (token_scores[row, :length].float().cpu() if scores else None,
-                                        weights.float().cpu() if weights is not None else None)))
+                results.append(
+                    (
+                        index,
+                        (
+                            token_scores[row, :length].float().cpu() if scores else None,
+                            weights.float().cpu() if weights is not None else None,
+                        ),
+                    )
+                )
         return [result for _, result in sorted(results, key=lambda item: item[0])]
 
     def _token_scores(self, model: Any, logits: torch.Tensor, extra: dict[str, Any], target: torch.Tensor) -> torch.Tensor:
@@ -183,8 +205,10 @@ class RNNSearchHubInterface(GeneratorHubInterface):
         and </s>), with the per-token scores and the target's tokens."""
         target_tokens = [self.encode_target(t) for t in targets]
         forced = self.forced([self.encode(s) for s in sources], target_tokens)
-        return [{"score": float(scores.sum()), "positional_scores": scores, "tokens": tokens}
-                for (scores, _), tokens in zip(forced, target_tokens)]
+        return [
+            {"score": float(scores.sum()), "positional_scores": scores, "tokens": tokens}
+            for (scores, _), tokens in zip(forced, target_tokens)
+        ]
 
     def align(self, source: str, target: Optional[str] = None, beam: int = 5) -> Alignment:
         """The soft alignment of ``source`` with ``target``, or with its translation by beam
@@ -197,14 +221,20 @@ class RNNSearchHubInterface(GeneratorHubInterface):
             target_tokens = self.generate([source_tokens], beam=beam)[0][0]["tokens"].cpu()
         else:
             target_tokens = self.encode_target(target)
-        (_, weights), = self.forced([source_tokens], [target_tokens], scores=False)
+        ((_, weights),) = self.forced([source_tokens], [target_tokens], scores=False)
         if weights is None:
             raise ValueError("RNNencdec has no attention to align with: use an rnnsearch model")
         return Alignment(weights.numpy(), self.pieces(self.src_dict, source_tokens), self.pieces(self.tgt_dict, target_tokens))
 
-    def align_corpus(self, sources: Iterable[str], targets: Iterable[str], reverse: Optional["RNNSearchHubInterface"] = None,
-                     links: str = "argmax", threshold: float = 0.3, symmetrisation: Optional[str] = None,
-                     ) -> Iterator["PairAlignment"]:
+    def align_corpus(
+        self,
+        sources: Iterable[str],
+        targets: Iterable[str],
+        reverse: Optional["RNNSearchHubInterface"] = None,
+        links: str = "argmax",
+        threshold: float = 0.3,
+        symmetrisation: Optional[str] = None,
+    ) -> Iterator["PairAlignment"]:
         """Word alignments of every (source, target) pair of tokenised lines, streamed in order
         (``analysis/corpus_alignment.py``): links by ``links`` ("argmax" or "threshold") and, with
         ``reverse`` (a model of the other direction), the ``symmetrisation`` of both directions
@@ -223,8 +253,9 @@ class RNNSearchHubInterface(GeneratorHubInterface):
     def pieces(dictionary: Any, tokens: torch.Tensor) -> list[str]:
         return [dictionary[index] for index in tokens.tolist()]
 
-    def plot_alignment(self, source: str, target: Optional[str] = None, path: Union[str, Path] = "alignment.png",
-                       beam: int = 5, merge_words: bool = True) -> Alignment:
+    def plot_alignment(
+        self, source: str, target: Optional[str] = None, path: Union[str, Path] = "alignment.png", beam: int = 5, merge_words: bool = True
+    ) -> Alignment:
         """Figure 3 for one sentence in one call: aligns (see ``align``) and writes the
         heatmap to ``path`` (PNG or SVG); subword pieces merged into words when asked."""
         from .analysis.alignment import merge_pieces

@@ -11,6 +11,7 @@ memory is the process's own, from the kernel's accounting of that child), on the
 ones' (the same pairs aligned the same way, whatever the corpus's size). Writes
 ``OUT/NAME.json`` and ``.md`` (``--name``, default align_load).
 """
+
 import argparse
 import json
 import os
@@ -40,8 +41,19 @@ def first_lines(source: Path, target: Path, count: int, folder: Path) -> tuple[P
 
 def run_align(opts: argparse.Namespace, source: Path, target: Path, out: Path) -> dict[str, float]:
     """rnnsearch-align in a child process: wall seconds and the child's own peak resident memory."""
-    command = [str(Path(sys.executable).parent / "rnnsearch-align"), "--path", str(opts.path), "--data", str(opts.data),
-               "--source", str(source), "--target", str(target), "--out", str(out)]
+    command = [
+        str(Path(sys.executable).parent / "rnnsearch-align"),
+        "--path",
+        str(opts.path),
+        "--data",
+        str(opts.data),
+        "--source",
+        str(source),
+        "--target",
+        str(target),
+        "--out",
+        str(out),
+    ]
     if opts.reverse_path:
         command += ["--reverse-path", str(opts.reverse_path), "--reverse-data", str(opts.reverse_data)]
     log = out.with_suffix(".log")
@@ -76,14 +88,22 @@ def measure(opts: argparse.Namespace) -> list[dict[str, Any]]:
 
 def markdown(result: dict[str, Any]) -> str:
     env = result["environment"]
-    lines = ["# rnnsearch-align: speed and peak memory", "",
-             f"{env['device']}; torch {env['torch']} ({env['threads']} threads), {env['date']}; "
-             f"ISA flags: {env.get('isa_flags', '')}.", "", f"Command: `{result['command']}`", "",
-             f"Directions: {result['directions']}. Each size in a process of its own; peak = that process's "
-             "peak resident memory. The smaller sizes' outputs are the first lines of the larger ones'.", "",
-             "| pairs | seconds | pairs/s | peak MB |", "| --- | --- | --- | --- |"]
-    lines += [f"| {row['pairs']:,} | {row['seconds']:.1f} | {row['pairs_per_second']:.1f} | {row['peak_mb']:.0f} |"
-              for row in result["rows"]]
+    lines = [
+        "# rnnsearch-align: speed and peak memory",
+        "",
+        f"{env['device']}; torch {env['torch']} ({env['threads']} threads), {env['date']}; ISA flags: {env.get('isa_flags', '')}.",
+        "",
+        f"Command: `{result['command']}`",
+        "",
+        f"Directions: {result['directions']}. Each size in a process of its own; peak = that process's "
+        "peak resident memory. The smaller sizes' outputs are the first lines of the larger ones'.",
+        "",
+        "| pairs | seconds | pairs/s | peak MB |",
+        "| --- | --- | --- | --- |",
+    ]
+    lines += [
+        f"| {row['pairs']:,} | {row['seconds']:.1f} | {row['pairs_per_second']:.1f} | {row['peak_mb']:.0f} |" for row in result["rows"]
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -106,9 +126,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> None:
     opts = parse_args(argv)
-    result = {"environment": environment("cpu"), "command": " ".join(["python", "scripts/align_load.py", *argv]),
-              "directions": "both, symmetrised (grow-diag-final-and)" if opts.reverse_path else "one",
-              "rows": measure(opts)}
+    result = {
+        "environment": environment("cpu"),
+        "command": " ".join(["python", "scripts/align_load.py", *argv]),
+        "directions": "both, symmetrised (grow-diag-final-and)" if opts.reverse_path else "one",
+        "rows": measure(opts),
+    }
     opts.out.mkdir(parents=True, exist_ok=True)
     (opts.out / f"{opts.name}.json").write_text(json.dumps(result, indent=1) + "\n")
     (opts.out / f"{opts.name}.md").write_text(markdown(result))

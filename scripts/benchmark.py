@@ -51,6 +51,7 @@ with its own plugin in the same run, for targets stated against the code of an e
 The parts live in ``scripts/benchmarking/`` (its ``__init__.py`` lists them); a section is a
 function registered by name in ``benchmarking/registry.py``.
 """
+
 import argparse
 import json
 import subprocess
@@ -69,12 +70,16 @@ from benchmarking.workers import WORKERS
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, help="a binarized corpus, any pair (prepare_data.py OUT/bin; "
-                                                  "the README's figures: Multi30k as the quickstart prepares it)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        help="a binarized corpus, any pair (prepare_data.py OUT/bin; the README's figures: Multi30k as the quickstart prepares it)",
+    )
     parser.add_argument("--out", type=Path, default=Path("benchmarks"))
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    parser.add_argument("--sections", default=",".join(name for name, section in SECTIONS.items() if section.default),
-                        help=f"of {','.join(SECTIONS)}")
+    parser.add_argument(
+        "--sections", default=",".join(name for name, section in SECTIONS.items() if section.default), help=f"of {','.join(SECTIONS)}"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--updates", type=int, default=30)
@@ -84,13 +89,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--decode-length", type=int, default=20)
     parser.add_argument("--paper-updates", type=int, default=3)
     parser.add_argument("--paper-repeats", type=int, default=3, help="alternated runs of each paper-size variant")
-    parser.add_argument("--baseline", type=Path, metavar="DIR",
-                        help="a checkout of an earlier commit (git worktree add DIR REV): the paper and memory "
-                             "sections also measure its float32 cross_entropy steps, with its own benchmark.py")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="a checkout of an earlier commit (git worktree add DIR REV): the paper and memory "
+        "sections also measure its float32 cross_entropy steps, with its own benchmark.py",
+    )
     parser.add_argument("--lengths", type=lambda s: [int(n) for n in s.split(",")], default=[10, 20, 40, 60, 80, 100])
     parser.add_argument("--memory-sentences", type=int, default=64)
-    parser.add_argument("--update", action="store_true",
-                        help="keep the other sections of OUT/results.json and replace the ones run")
+    parser.add_argument("--update", action="store_true", help="keep the other sections of OUT/results.json and replace the ones run")
     opts = parser.parse_args(argv)
     opts.sections = opts.sections.split(",")
     unknown = set(opts.sections) - SECTIONS.keys()
@@ -99,8 +107,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if opts.baseline is not None:
         if not (opts.baseline / "scripts" / "benchmark.py").exists():
             parser.error(f"--baseline {opts.baseline}: no scripts/benchmark.py there; give a checkout of this repository")
-        opts.baseline_commit = subprocess.run(["git", "-C", str(opts.baseline), "rev-parse", "--short", "HEAD"],
-                                              capture_output=True, text=True, check=True).stdout.strip()
+        opts.baseline_commit = subprocess.run(
+            ["git", "-C", str(opts.baseline), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
     if any(SECTIONS[name].data for name in opts.sections):
         opts.pair = binarized_pair(opts.data, "benchmark")
     return opts
@@ -108,8 +117,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def markdown(results: dict[str, Any]) -> str:
     """OUT/results.md: the header, then the table of every section the results hold, in the registry's order."""
-    return "\n".join([*header(results), *(line for name, section in SECTIONS.items() if name in results
-                                           for line in section.table(results[name]))])
+    return "\n".join(
+        [*header(results), *(line for name, section in SECTIONS.items() if name in results for line in section.table(results[name]))]
+    )
 
 
 def main(argv: list[str]) -> None:
@@ -119,12 +129,10 @@ def main(argv: list[str]) -> None:
     opts = parse_args(argv)
     opts.out.mkdir(parents=True, exist_ok=True)
     checkpoints(opts).mkdir(exist_ok=True)
-    results: dict[str, Any] = {"environment": environment(opts.device),
-                               "command": " ".join(["python", "scripts/benchmark.py", *argv])}
+    results: dict[str, Any] = {"environment": environment(opts.device), "command": " ".join(["python", "scripts/benchmark.py", *argv])}
     if opts.update and (opts.out / "results.json").exists():
         earlier = json.loads((opts.out / "results.json").read_text())
-        results = {**earlier, "updated": f"{', '.join(opts.sections)} by `{results['command']}` "
-                                         f"on {results['environment']['date']}"}
+        results = {**earlier, "updated": f"{', '.join(opts.sections)} by `{results['command']}` on {results['environment']['date']}"}
     if "peaks" not in results:
         results["peaks"] = run_worker("peaks", {"device": opts.device})
     for name in to_run(opts.sections):

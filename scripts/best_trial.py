@@ -6,6 +6,7 @@ prints the folder whose fairseq-train log (FOLDER/train.log) reached the lowest 
 a tie goes to the folder named first (the earlier trial). All the trials must use the same loss
 unit (per token or, with --sentence-avg, per sentence).
 """
+
 import argparse
 import sys
 from pathlib import Path

@@ -31,6 +31,7 @@ output); exits 1 if any check failed.
 
     bash scripts/gpu_check.sh [--device cuda|cpu] [--out PREFIX]
 """
+
 import argparse
 import importlib.util
 import json
@@ -83,28 +84,60 @@ class Sizes:
 
 
 SIZES = {
-    "cuda": Sizes(train_pairs=29_000, test_pairs=1_024, vocab=10_000, updates=50, precisions=("--fp16", "--bf16", "--amp"),
-                  max_tokens=4000, warmup=10, timed_updates=30, paper_arch="rnnsearch_wmt14", paper_vocab=30_000, paper_sentences=80,
-                  paper_length=50,
-                  paper_updates=5, matmul_size=8192, gen_batch=128, decode_length=20, beams=(5, 12),
-                  timeouts={"install": 300, "tests": 120, "data": 60, "precision": 150, "training": 90, "paper": 120,
-                            "decode": 120, "compile": 200}),
-    "cpu": Sizes(train_pairs=1_200, test_pairs=64, vocab=200, updates=12, precisions=("--amp",),
-                 max_tokens=600, warmup=2, timed_updates=3, paper_arch="rnnsearch_small", paper_vocab=1_000,
-                 paper_sentences=4, paper_length=8, paper_updates=1, matmul_size=256, gen_batch=64, decode_length=6,
-                 beams=(5,),
-                 timeouts={"install": 600, "tests": 120, "data": 60, "precision": 120, "training": 90, "paper": 90,
-                           "decode": 90, "compile": 300}),
+    "cuda": Sizes(
+        train_pairs=29_000,
+        test_pairs=1_024,
+        vocab=10_000,
+        updates=50,
+        precisions=("--fp16", "--bf16", "--amp"),
+        max_tokens=4000,
+        warmup=10,
+        timed_updates=30,
+        paper_arch="rnnsearch_wmt14",
+        paper_vocab=30_000,
+        paper_sentences=80,
+        paper_length=50,
+        paper_updates=5,
+        matmul_size=8192,
+        gen_batch=128,
+        decode_length=20,
+        beams=(5, 12),
+        timeouts={"install": 300, "tests": 120, "data": 60, "precision": 150, "training": 90, "paper": 120, "decode": 120, "compile": 200},
+    ),
+    "cpu": Sizes(
+        train_pairs=1_200,
+        test_pairs=64,
+        vocab=200,
+        updates=12,
+        precisions=("--amp",),
+        max_tokens=600,
+        warmup=2,
+        timed_updates=3,
+        paper_arch="rnnsearch_small",
+        paper_vocab=1_000,
+        paper_sentences=4,
+        paper_length=8,
+        paper_updates=1,
+        matmul_size=256,
+        gen_batch=64,
+        decode_length=6,
+        beams=(5,),
+        timeouts={"install": 600, "tests": 120, "data": 60, "precision": 120, "training": 90, "paper": 90, "decode": 90, "compile": 300},
+    ),
 }
 # each model's criterion; its architecture options: benchmarking/variants.py's arch_options
 MODELS = {"rnnsearch_small": ["--criterion", "chunked_cross_entropy"], "lstm": ["--criterion", "cross_entropy"]}
-MODEL_TESTS = ["tests/models/test_decoding.py", "tests/models/test_equations.py",
-               "tests/criterions/test_chunked_cross_entropy.py",
-               "tests/speed/test_precision.py::test_bfloat16_training_tracks_float32",
-               "tests/speed/test_precision.py::test_half_model_keeps_attention_close_to_float32"]
+MODEL_TESTS = [
+    "tests/models/test_decoding.py",
+    "tests/models/test_equations.py",
+    "tests/criterions/test_chunked_cross_entropy.py",
+    "tests/speed/test_precision.py::test_bfloat16_training_tracks_float32",
+    "tests/speed/test_precision.py::test_half_model_keeps_attention_close_to_float32",
+]
 
 
 # --------------------------------------------------------------------------- stages (each in its own process)
+
 
 def check(name: str, passed: bool, detail: str = "") -> dict[str, Any]:
     return {"name": name, "passed": bool(passed), "detail": detail}
@@ -124,28 +157,48 @@ def stage_install(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     if importlib.util.find_spec("fairseq") is not None:
         return {"checks": [check("fairseq is installed", True, "already installed: nothing installed")], "figures": {}}
     if not WHEELS.is_dir():
-        raise RuntimeError(f"fairseq is not installed and there is no {WHEELS}: run scripts/gpu_wheels.sh where "
-                           "the package registry is reachable, and carry .gpu_wheels")
+        raise RuntimeError(
+            f"fairseq is not installed and there is no {WHEELS}: run scripts/gpu_wheels.sh where "
+            "the package registry is reachable, and carry .gpu_wheels"
+        )
     env = {key: value for key, value in os.environ.items() if key != "CUDA_HOME"}  # CUDA_HOME: fairseq's CUDA kernels, unused
     env["MAX_JOBS"] = str(os.cpu_count() or 1)
-    run_command([sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--no-index",
-                 "--find-links", str(WHEELS), "--no-build-isolation", *opts.install_target,
-                 "fairseq-fixed==0.12.3.1", str(REPO)], env=env, cwd=REPO)
-    version = run_command([sys.executable, "-c", "import fairseq, torch; print(fairseq.__version__, torch.__version__)"],
-                          cwd=REPO).stdout.split()
-    return {"checks": [check("fairseq imports", True, f"fairseq {version[0]} built against torch {version[1]}")],
-            "figures": {}}
+    run_command(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--no-index",
+            "--find-links",
+            str(WHEELS),
+            "--no-build-isolation",
+            *opts.install_target,
+            "fairseq-fixed==0.12.3.1",
+            str(REPO),
+        ],
+        env=env,
+        cwd=REPO,
+    )
+    version = run_command(
+        [sys.executable, "-c", "import fairseq, torch; print(fairseq.__version__, torch.__version__)"], cwd=REPO
+    ).stdout.split()
+    return {"checks": [check("fairseq imports", True, f"fairseq {version[0]} built against torch {version[1]}")], "figures": {}}
 
 
 def stage_tests(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
-    result = subprocess.run([sys.executable, "-m", "pytest", *MODEL_TESTS, "--device", opts.device, "-q", "-rfEs",
-                             "-p", "no:cacheprovider"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", *MODEL_TESTS, "--device", opts.device, "-q", "-rfEs", "-p", "no:cacheprovider"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     print(result.stdout[-20000:], flush=True)
     counts = {kind: int(n) for n, kind in re.findall(r"(\d+) (passed|failed|errors?|skipped)", result.stdout.splitlines()[-1])}
     passed = result.returncode == 0 and counts.get("passed", 0) > 0
-    return {"checks": [check(f"model tests on {opts.device}", passed, result.stdout.splitlines()[-1])],
-            "figures": {"tests": counts}}
+    return {"checks": [check(f"model tests on {opts.device}", passed, result.stdout.splitlines()[-1])], "figures": {"tests": counts}}
 
 
 def synthetic_pairs(count: int, vocab: int, seed: int) -> tuple[list[str], list[str]]:
@@ -171,18 +224,35 @@ def stage_data(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
         sources, targets = synthetic_pairs(count, sizes.vocab, seed)
         (raw / f"{split}.{SOURCE}").write_text("\n".join(sources) + "\n")
         (raw / f"{split}.{TARGET}").write_text("\n".join(targets) + "\n")
-    run_command([program("fairseq-preprocess"), "--source-lang", SOURCE, "--target-lang", TARGET,
-                 "--trainpref", str(raw / "train"), "--validpref", str(raw / "valid"), "--testpref", str(raw / "test"),
-                 "--destdir", str(opts.work / "bin"), "--workers", str(min(8, os.cpu_count() or 1))])
+    run_command(
+        [
+            program("fairseq-preprocess"),
+            "--source-lang",
+            SOURCE,
+            "--target-lang",
+            TARGET,
+            "--trainpref",
+            str(raw / "train"),
+            "--validpref",
+            str(raw / "valid"),
+            "--testpref",
+            str(raw / "test"),
+            "--destdir",
+            str(opts.work / "bin"),
+            "--workers",
+            str(min(8, os.cpu_count() or 1)),
+        ]
+    )
     made = (opts.work / "bin" / f"train.{SOURCE}-{TARGET}.{SOURCE}.bin").exists()
-    return {"checks": [check("fairseq-preprocess binarized the corpus", made)],
-            "figures": {"train_pairs": sizes.train_pairs, "vocab": sizes.vocab}}
+    return {
+        "checks": [check("fairseq-preprocess binarized the corpus", made)],
+        "figures": {"train_pairs": sizes.train_pairs, "vocab": sizes.vocab},
+    }
 
 
 def train_losses(log: str) -> list[float]:
     """The loss of each train_inner line of a fairseq-train --log-format json log."""
-    return [float(json.loads(line.split("| train_inner | ", 1)[1])["loss"])
-            for line in log.splitlines() if "| train_inner | {" in line]
+    return [float(json.loads(line.split("| train_inner | ", 1)[1])["loss"]) for line in log.splitlines() if "| train_inner | {" in line]
 
 
 def stage_precision(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
@@ -190,18 +260,56 @@ def stage_precision(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     interval = max(1, sizes.updates // 5)
     for precision in sizes.precisions:
         save = opts.work / f"checkpoints{precision.replace('-', '_')}"
-        command = [program("fairseq-train"), str(opts.work / "bin"), "--user-dir", "rnnsearch_plugin",
-                   "--task", "translation", "-s", SOURCE, "-t", TARGET, "--arch", "rnnsearch_small", *MODELS["rnnsearch_small"],
-                   "--optimizer", "adam", "--lr", "0.002",
-                   "--clip-norm", "1.0", "--max-tokens", str(sizes.max_tokens), "--max-update", str(sizes.updates),
-                   "--seed", "1", "--log-format", "json", "--log-interval", str(interval), "--save-dir", str(save),
-                   "--no-epoch-checkpoints", "--no-save", "--disable-validation", "--num-workers", "0",
-                   *device_flags(opts.device), precision]
+        command = [
+            program("fairseq-train"),
+            str(opts.work / "bin"),
+            "--user-dir",
+            "rnnsearch_plugin",
+            "--task",
+            "translation",
+            "-s",
+            SOURCE,
+            "-t",
+            TARGET,
+            "--arch",
+            "rnnsearch_small",
+            *MODELS["rnnsearch_small"],
+            "--optimizer",
+            "adam",
+            "--lr",
+            "0.002",
+            "--clip-norm",
+            "1.0",
+            "--max-tokens",
+            str(sizes.max_tokens),
+            "--max-update",
+            str(sizes.updates),
+            "--seed",
+            "1",
+            "--log-format",
+            "json",
+            "--log-interval",
+            str(interval),
+            "--save-dir",
+            str(save),
+            "--no-epoch-checkpoints",
+            "--no-save",
+            "--disable-validation",
+            "--num-workers",
+            "0",
+            *device_flags(opts.device),
+            precision,
+        ]
         try:
             losses = train_losses(run_command(command, cwd=REPO, timeout=opts.stage_deadline - time.time()).stdout)
             finite = bool(losses) and all(math.isfinite(loss) for loss in losses)
-            checks.append(check(f"{precision}: {sizes.updates} updates, loss finite and falling",
-                                finite and losses[-1] < losses[0], f"losses every {interval} updates: {losses}"))
+            checks.append(
+                check(
+                    f"{precision}: {sizes.updates} updates, loss finite and falling",
+                    finite and losses[-1] < losses[0],
+                    f"losses every {interval} updates: {losses}",
+                )
+            )
             figures[precision] = {"losses": losses}
         except (RuntimeError, subprocess.TimeoutExpired) as error:
             checks.append(check(f"{precision}: {sizes.updates} updates, loss finite and falling", False, str(error)))
@@ -211,18 +319,51 @@ def stage_precision(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
 def stage_training(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     figures = {}
     for name, options in MODELS.items():
-        args = [str(opts.work / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation", "-s", SOURCE, "-t", TARGET,
-                "--optimizer", "adam", "--lr", "0.002", "--clip-norm", "1.0", "--max-tokens", str(sizes.max_tokens),
-                "--seed", "1", "--num-workers", "0", "--data-buffer-size", "0", "--amp", *device_flags(opts.device),
-                *arch_options(name), *options]
-        job = {"args": args, "warmup": sizes.warmup, "updates": sizes.timed_updates, "device": opts.device,
-               "save": str(opts.work / f"{name}.pt"), "count_flops": False}
+        args = [
+            str(opts.work / "bin"),
+            "--user-dir",
+            "rnnsearch_plugin",
+            "--task",
+            "translation",
+            "-s",
+            SOURCE,
+            "-t",
+            TARGET,
+            "--optimizer",
+            "adam",
+            "--lr",
+            "0.002",
+            "--clip-norm",
+            "1.0",
+            "--max-tokens",
+            str(sizes.max_tokens),
+            "--seed",
+            "1",
+            "--num-workers",
+            "0",
+            "--data-buffer-size",
+            "0",
+            "--amp",
+            *device_flags(opts.device),
+            *arch_options(name),
+            *options,
+        ]
+        job = {
+            "args": args,
+            "warmup": sizes.warmup,
+            "updates": sizes.timed_updates,
+            "device": opts.device,
+            "save": str(opts.work / f"{name}.pt"),
+            "count_flops": False,
+        }
         figures[name] = run_worker("train", job)
         print(f"| training {name} --amp: {figures[name]['wps']:.0f} target tokens/s", flush=True)
     ratio = figures["rnnsearch_small"]["wps"] / figures["lstm"]["wps"]
     figures["ratio"] = ratio
-    return {"checks": [check("training steps of rnnsearch_small and lstm timed", ratio > 0, f"rnnsearch_small/lstm {ratio:.2f}x")],
-            "figures": figures}
+    return {
+        "checks": [check("training steps of rnnsearch_small and lstm timed", ratio > 0, f"rnnsearch_small/lstm {ratio:.2f}x")],
+        "figures": figures,
+    }
 
 
 def stage_paper(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
@@ -230,22 +371,37 @@ def stage_paper(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     checks = []
     for dtype in ("bfloat16", "float32"):
-        job = {"arch": sizes.paper_arch, "vocab": sizes.paper_vocab, "sentences": sizes.paper_sentences,
-               "length": sizes.paper_length, "device": opts.device, "warmup": 2, "updates": sizes.paper_updates,
-               "dtype": dtype, "criterion": "chunked_cross_entropy", "size": sizes.matmul_size}
+        job = {
+            "arch": sizes.paper_arch,
+            "vocab": sizes.paper_vocab,
+            "sentences": sizes.paper_sentences,
+            "length": sizes.paper_length,
+            "device": opts.device,
+            "warmup": 2,
+            "updates": sizes.paper_updates,
+            "dtype": dtype,
+            "criterion": "chunked_cross_entropy",
+            "size": sizes.matmul_size,
+        }
         row = run_worker("paper", job)
         row["mfu_bfloat16_peak"] = row["model_flops_per_second"] / figures.get("bfloat16", row)["matmul_flops_per_second"]
         figures[dtype] = row
         print(f"| paper {dtype}: {row}", flush=True)
-        checks.append(check(f"{sizes.paper_arch} step, {dtype}", math.isfinite(row["wps"]) and row["wps"] > 0,
-                            f"{row['wps']:.0f} target tokens/s, {row['seconds_per_update']:.3f} s/update, "
-                            f"{row['peak_mb']:.0f} MB, MFU {row['mfu_bfloat16_peak']:.3f} of the bfloat16 peak"))
+        checks.append(
+            check(
+                f"{sizes.paper_arch} step, {dtype}",
+                math.isfinite(row["wps"]) and row["wps"] > 0,
+                f"{row['wps']:.0f} target tokens/s, {row['seconds_per_update']:.3f} s/update, "
+                f"{row['peak_mb']:.0f} MB, MFU {row['mfu_bfloat16_peak']:.3f} of the bfloat16 peak",
+            )
+        )
     return {"checks": checks, "figures": figures}
 
 
 def stage_decode(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
-    settings = argparse.Namespace(data=opts.work / "bin", gen_batch_size=sizes.gen_batch, decode_length=sizes.decode_length,
-                                  device=opts.device, pair=(SOURCE, TARGET))
+    settings = argparse.Namespace(
+        data=opts.work / "bin", gen_batch_size=sizes.gen_batch, decode_length=sizes.decode_length, device=opts.device, pair=(SOURCE, TARGET)
+    )
     figures: dict[str, Any] = {}
     checks = []
     for beam in sizes.beams:
@@ -253,10 +409,16 @@ def stage_decode(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
             row = generate(settings, opts.work / f"{name}.pt", beam, [])
             figures[f"{name} beam {beam}"] = row
             print(f"| decode {name} beam {beam}: {row['sentences_per_second']:.1f} sentences/s", flush=True)
-            checks.append(check(f"{name} beam {beam} translated every sentence", row["sentences"] == sizes.test_pairs,
-                                f"{row['sentences_per_second']:.1f} sentences/s"))
-        figures[f"ratio beam {beam}"] = (figures[f"rnnsearch_small beam {beam}"]["sentences_per_second"]
-                                         / figures[f"lstm beam {beam}"]["sentences_per_second"])
+            checks.append(
+                check(
+                    f"{name} beam {beam} translated every sentence",
+                    row["sentences"] == sizes.test_pairs,
+                    f"{row['sentences_per_second']:.1f} sentences/s",
+                )
+            )
+        figures[f"ratio beam {beam}"] = (
+            figures[f"rnnsearch_small beam {beam}"]["sentences_per_second"] / figures[f"lstm beam {beam}"]["sentences_per_second"]
+        )
     return {"checks": checks, "figures": figures}
 
 
@@ -272,8 +434,9 @@ def compile_recurrences(model: Any) -> None:
 def stage_compile(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     steps = {}
     for variant in ("eager", "compiled"):
-        step, model = synthetic_step(sizes.paper_arch, sizes.paper_vocab, sizes.paper_sentences,
-                                               sizes.paper_length, opts.device, "bfloat16", "chunked_cross_entropy")
+        step, model = synthetic_step(
+            sizes.paper_arch, sizes.paper_vocab, sizes.paper_sentences, sizes.paper_length, opts.device, "bfloat16", "chunked_cross_entropy"
+        )
         if variant == "compiled":
             compile_recurrences(model)
         warm_up, _ = timed(opts.device, [step] * 2)  # compiles, for the compiled one
@@ -283,25 +446,45 @@ def stage_compile(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
         for variant, (step, _) in steps.items():
             elapsed, tokens = timed(opts.device, [step] * sizes.paper_updates)
             seconds[variant].append(elapsed / sizes.paper_updates)
-    figures = {variant: {"seconds_per_update": min(times), "wps": tokens / sizes.paper_updates / min(times),
-                         "first_two_steps_seconds": steps[variant][1]} for variant, times in seconds.items()}
+    figures = {
+        variant: {
+            "seconds_per_update": min(times),
+            "wps": tokens / sizes.paper_updates / min(times),
+            "first_two_steps_seconds": steps[variant][1],
+        }
+        for variant, times in seconds.items()
+    }
     figures["speedup"] = figures["eager"]["seconds_per_update"] / figures["compiled"]["seconds_per_update"]
     print(f"| compile: {figures}", flush=True)
-    return {"checks": [check(f"{sizes.paper_arch} bfloat16 step with compiled recurrences", math.isfinite(figures["speedup"]),
-                             f"{figures['speedup']:.2f}x the eager step ({figures['compiled']['wps']:.0f} against "
-                             f"{figures['eager']['wps']:.0f} target tokens/s; compiling took the first two steps "
-                             f"{figures['compiled']['first_two_steps_seconds']:.0f} s)")],
-            "figures": figures}
+    return {
+        "checks": [
+            check(
+                f"{sizes.paper_arch} bfloat16 step with compiled recurrences",
+                math.isfinite(figures["speedup"]),
+                f"{figures['speedup']:.2f}x the eager step ({figures['compiled']['wps']:.0f} against "
+                f"{figures['eager']['wps']:.0f} target tokens/s; compiling took the first two steps "
+                f"{figures['compiled']['first_two_steps_seconds']:.0f} s)",
+            )
+        ],
+        "figures": figures,
+    }
 
 
 STAGES: dict[str, Callable[[argparse.Namespace, Sizes], dict[str, Any]]] = {
-    "install": stage_install, "tests": stage_tests, "data": stage_data, "precision": stage_precision,
-    "training": stage_training, "paper": stage_paper, "decode": stage_decode, "compile": stage_compile,
+    "install": stage_install,
+    "tests": stage_tests,
+    "data": stage_data,
+    "precision": stage_precision,
+    "training": stage_training,
+    "paper": stage_paper,
+    "decode": stage_decode,
+    "compile": stage_compile,
 }
 DEFAULT_STAGES = [name for name in STAGES if name != "compile"]
 
 
 # --------------------------------------------------------------------------- orchestration
+
 
 def tee(stream: TextIO, log: TextIO, lines: list[str]) -> None:
     for line in stream:
@@ -317,11 +500,20 @@ def run_stage(name: str, opts: argparse.Namespace, timeout: float, log: TextIO) 
     banner = f"\n===== {name} (limit {timeout:.0f} s) =====\n"
     sys.stdout.write(banner)
     log.write(banner)
-    command = [sys.executable, __file__, "--stage", name, "--device", opts.device, "--work", str(opts.work),
-               "--deadline", str(time.time() + timeout)]
+    command = [
+        sys.executable,
+        __file__,
+        "--stage",
+        name,
+        "--device",
+        opts.device,
+        "--work",
+        str(opts.work),
+        "--deadline",
+        str(time.time() + timeout),
+    ]
     start, lines = time.perf_counter(), []
-    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               start_new_session=True)
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     reader = threading.Thread(target=tee, args=(process.stdout, log, lines))
     reader.start()
     try:
@@ -333,15 +525,17 @@ def run_stage(name: str, opts: argparse.Namespace, timeout: float, log: TextIO) 
         error = f"stopped after its limit of {timeout:.0f} s"
     reader.join()
     seconds = time.perf_counter() - start
-    reported = [json.loads(line[len(RESULT):]) for line in lines if line.startswith(RESULT)]
+    reported = [json.loads(line[len(RESULT) :]) for line in lines if line.startswith(RESULT)]
     result = reported[-1] if reported else {"checks": [], "figures": {}}
     passed = not error and bool(result["checks"]) and all(c["passed"] for c in result["checks"])
     return {"stage": name, "seconds": round(seconds, 1), "passed": passed, "error": error, **result}
 
 
 def environment() -> dict[str, str]:
-    probe = ("import json, platform, torch; print(json.dumps({'python': platform.python_version(), 'torch': torch.__version__, "
-             "'device': torch.cuda.get_device_name() if torch.cuda.is_available() else platform.processor() or 'cpu'}))")
+    probe = (
+        "import json, platform, torch; print(json.dumps({'python': platform.python_version(), 'torch': torch.__version__, "
+        "'device': torch.cuda.get_device_name() if torch.cuda.is_available() else platform.processor() or 'cpu'}))"
+    )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     described = json.loads(result.stdout) if result.returncode == 0 else {"error": result.stderr[-500:]}
     return {**described, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cores": str(os.cpu_count())}
@@ -349,10 +543,16 @@ def environment() -> dict[str, str]:
 
 def markdown(report: dict[str, Any]) -> str:
     env = report["environment"]
-    lines = [f"# GPU check ({report['device']})", "",
-             f"`{report['command']}` on {env.get('device')}, Python {env.get('python')}, torch {env.get('torch')}, "
-             f"{env['cores']} cores, {env['date']}: {'every check passed' if report['passed'] else 'FAILED'} "
-             f"in {report['seconds']:.0f} s.", "", "| stage | seconds | check | result |", "| --- | --- | --- | --- |"]
+    lines = [
+        f"# GPU check ({report['device']})",
+        "",
+        f"`{report['command']}` on {env.get('device')}, Python {env.get('python')}, torch {env.get('torch')}, "
+        f"{env['cores']} cores, {env['date']}: {'every check passed' if report['passed'] else 'FAILED'} "
+        f"in {report['seconds']:.0f} s.",
+        "",
+        "| stage | seconds | check | result |",
+        "| --- | --- | --- | --- |",
+    ]
     for stage in report["stages"]:
         rows = stage["checks"] or [check("(the stage reported nothing)", False)]
         for item in rows:
@@ -385,8 +585,11 @@ def install_target(work: Path) -> list[str]:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
-    parser.add_argument("--out", type=Path, help="PREFIX of PREFIX.json, .md, .log (default: benchmarks/results-h200 "
-                                                 "on cuda, work/gpu_check/results-cpu on cpu)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="PREFIX of PREFIX.json, .md, .log (default: benchmarks/results-h200 on cuda, work/gpu_check/results-cpu on cpu)",
+    )
     parser.add_argument("--work", type=Path, help="scratch folder (default: work/gpu_check/DEVICE)")
     parser.add_argument("--stages", default=",".join(DEFAULT_STAGES), help=f"of {','.join(STAGES)}")
     parser.add_argument("--stage", choices=list(STAGES), help=argparse.SUPPRESS)  # run one stage (internal)
@@ -396,8 +599,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if unknown:
         parser.error(f"unknown stages {', '.join(sorted(unknown))}: choose from {', '.join(STAGES)}")
     if opts.device == "cpu" and "compile" in opts.stages.split(","):
-        parser.error("the compile stage runs on cuda only: on the CPU the deferred weight gradients "
-                     "(speed/step_products.py) are not traceable by torch.compile")
+        parser.error(
+            "the compile stage runs on cuda only: on the CPU the deferred weight gradients "
+            "(speed/step_products.py) are not traceable by torch.compile"
+        )
     default_out = REPO / ("benchmarks/results-h200" if opts.device == "cuda" else "work/gpu_check/results-cpu")
     opts.out = (opts.out or default_out).resolve()
     opts.work = (opts.work or REPO / "work" / "gpu_check" / opts.device).resolve()
@@ -421,13 +626,27 @@ def main(argv: list[str]) -> int:
         for name in opts.stages.split(","):
             remaining = deadline - time.time()
             if remaining < 20:
-                stages.append({"stage": name, "seconds": 0, "passed": False, "checks": [], "figures": {},
-                               "error": f"not run: the check's {TOTAL_SECONDS} s were spent"})
+                stages.append(
+                    {
+                        "stage": name,
+                        "seconds": 0,
+                        "passed": False,
+                        "checks": [],
+                        "figures": {},
+                        "error": f"not run: the check's {TOTAL_SECONDS} s were spent",
+                    }
+                )
                 continue
             stages.append(run_stage(name, opts, min(sizes.timeouts[name], remaining), log))
-    report = {"device": opts.device, "command": shlex.join(["bash", "scripts/gpu_check.sh", *argv]),
-              "environment": environment(), "sizes": asdict(sizes), "seconds": time.perf_counter() - start,
-              "passed": all(stage["passed"] for stage in stages), "stages": stages}
+    report = {
+        "device": opts.device,
+        "command": shlex.join(["bash", "scripts/gpu_check.sh", *argv]),
+        "environment": environment(),
+        "sizes": asdict(sizes),
+        "seconds": time.perf_counter() - start,
+        "passed": all(stage["passed"] for stage in stages),
+        "stages": stages,
+    }
     Path(f"{opts.out}.json").write_text(json.dumps(report, indent=1) + "\n")
     Path(f"{opts.out}.md").write_text(markdown(report))
     print(f"| gpu_check: {'every check passed' if report['passed'] else 'FAILED'}; wrote {opts.out}.md, .json, .log")

@@ -9,6 +9,7 @@ and every ``--every`` translations records the process's resident memory (VmRSS,
 peak VmHWM) and the throughput of the last chunk. Checks one translation per line, in order.
 Writes ``OUT/interactive_load.json`` and ``.md``.
 """
+
 import argparse
 import json
 import subprocess
@@ -33,24 +34,45 @@ def measure(opts: argparse.Namespace) -> list[dict[str, float]]:
     source, target = binarized_pair(opts.data / "bin", "interactive_load")
     scheme = json.loads((opts.data / "manifest.json").read_text())["scheme"]
     sentences = (opts.data / scheme / f"test.{source}").read_text(encoding="utf-8").splitlines()
-    command = [str(Path(sys.executable).parent / "fairseq-interactive"), str(opts.data / "bin"),
-               "--user-dir", "rnnsearch_plugin", "-s", source, "-t", target, "--path", str(opts.checkpoint),
-               "--beam", str(opts.beam), "--buffer-size", str(opts.buffer_size),
-               "--batch-size", str(opts.buffer_size), "--cpu"]
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True, encoding="utf-8")
+    command = [
+        str(Path(sys.executable).parent / "fairseq-interactive"),
+        str(opts.data / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "-s",
+        source,
+        "-t",
+        target,
+        "--path",
+        str(opts.checkpoint),
+        "--beam",
+        str(opts.beam),
+        "--buffer-size",
+        str(opts.buffer_size),
+        "--batch-size",
+        str(opts.buffer_size),
+        "--cpu",
+    ]
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, encoding="utf-8"
+    )
     threading.Thread(target=feed, args=(process.stdin, islice(cycle(sentences), opts.lines)), daemon=True).start()
     chunks, translated, start = [], 0, time.perf_counter()
     chunk_start = start
     for line in process.stdout:
         if not line.startswith("D-"):
             continue
-        assert int(line[2:line.index("\t")]) == translated, f"translation {translated} out of order: {line[:40]}"
+        assert int(line[2 : line.index("\t")]) == translated, f"translation {translated} out of order: {line[:40]}"
         translated += 1
         if translated % opts.every == 0:
             now = time.perf_counter()
-            chunks.append({"lines": translated, "lines_per_second": opts.every / (now - chunk_start),
-                           **{field: process_memory_mb(field, str(process.pid)) for field in ("VmRSS", "VmHWM")}})
+            chunks.append(
+                {
+                    "lines": translated,
+                    "lines_per_second": opts.every / (now - chunk_start),
+                    **{field: process_memory_mb(field, str(process.pid)) for field in ("VmRSS", "VmHWM")},
+                }
+            )
             chunk_start = now
     if process.wait() != 0 or translated != opts.lines:
         raise SystemExit(f"interactive_load: {translated} of {opts.lines} lines translated (exit {process.returncode})")
@@ -60,13 +82,18 @@ def measure(opts: argparse.Namespace) -> list[dict[str, float]]:
 def markdown(opts: argparse.Namespace, chunks: list[dict[str, float]]) -> str:
     from rnnsearch_plugin.analysis.markdown import markdown_table
 
-    rows = [[f"{c['lines']:,}", f"{c['lines_per_second']:.1f}", f"{c['VmRSS']:.0f}", f"{c['VmHWM']:.0f}"]
-            for c in chunks]
-    return "\n".join([
-        "# fairseq-interactive under load", "",
-        f"{opts.lines:,} lines through one process's standard input; beam {opts.beam}, "
-        f"--buffer-size {opts.buffer_size}; checkpoint `{opts.checkpoint.name}`; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
-        "", *markdown_table(["lines translated", "lines/s (last chunk)", "resident MB", "peak MB"], rows), ""])
+    rows = [[f"{c['lines']:,}", f"{c['lines_per_second']:.1f}", f"{c['VmRSS']:.0f}", f"{c['VmHWM']:.0f}"] for c in chunks]
+    return "\n".join(
+        [
+            "# fairseq-interactive under load",
+            "",
+            f"{opts.lines:,} lines through one process's standard input; beam {opts.beam}, "
+            f"--buffer-size {opts.buffer_size}; checkpoint `{opts.checkpoint.name}`; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
+            "",
+            *markdown_table(["lines translated", "lines/s (last chunk)", "resident MB", "peak MB"], rows),
+            "",
+        ]
+    )
 
 
 def main() -> None:

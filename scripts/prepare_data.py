@@ -23,6 +23,7 @@ filter), bpe (subword-nmt on Moses tokens, --bpe-merges, --bpe-separate), spm (s
 on raw text, --vocab-size, --spm-type). Output layout: rnnsearch_plugin/data/pipeline.py.
 Idempotent: finished steps are skipped; rerun after an interruption.
 """
+
 import argparse
 import os
 import sys
@@ -40,8 +41,11 @@ CORPUS_OPTIONS = {
     "hansards": lambda args: {"held_out": 3000 if args.held_out is None else args.held_out},
     "wmt14": lambda args: {"train": args.wmt14_train},
     "text": lambda args: {
-        "train": args.train, "tsv": args.tsv,
-        "tsv_columns": args.tsv_columns, "valid": args.valid, "test": tuple(args.test.split(",")) if args.test else (),
+        "train": args.train,
+        "tsv": args.tsv,
+        "tsv_columns": args.tsv_columns,
+        "valid": args.valid,
+        "test": tuple(args.test.split(",")) if args.test else (),
         "cleaning": Cleaning(args.max_words, args.max_ratio, args.keep_duplicates),
         "held_out": 1000 if args.held_out is None else args.held_out,
     },
@@ -82,8 +86,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--local-dir", type=Path, help="folder with the raw files (default: $CORPUS_DIR, else download)")
     parser.add_argument("--mirror", help="download from this URL prefix instead of each file's official location")
-    parser.add_argument("--wmt14-train", choices=["selected", "full"], default="selected",
-                        help="wmt14: the paper's selected bitext or all five WMT'14 parallel corpora")
+    parser.add_argument(
+        "--wmt14-train",
+        choices=["selected", "full"],
+        default="selected",
+        help="wmt14: the paper's selected bitext or all five WMT'14 parallel corpora",
+    )
     parser.add_argument("--train-lines", type=int, default=0, help="use only the first N training pairs")
     parser.add_argument("--shortlist", type=int, default=30000, help="word scheme: words kept per language")
     parser.add_argument("--max-len", type=int, default=0, help="drop training pairs longer than N tokens (30, 50)")
@@ -91,20 +99,37 @@ def main() -> None:
     parser.add_argument("--bpe-separate", action="store_true", help="one BPE model per language")
     parser.add_argument("--vocab-size", type=int, default=8000, help="spm vocabulary (joint)")
     parser.add_argument("--spm-type", choices=["unigram", "bpe"], default="unigram")
-    parser.add_argument("--held-out", type=int, help="hansards and text without --valid/--test: pairs held out "
-                                                       "for dev and for test each (default 3000 for hansards, 1000 for text)")
+    parser.add_argument(
+        "--held-out",
+        type=int,
+        help="hansards and text without --valid/--test: pairs held out "
+        "for dev and for test each (default 3000 for hansards, 1000 for text)",
+    )
     own = parser.add_argument_group("text: your own corpus")
     own.add_argument("--train", metavar="PREFIX", help="training pairs PREFIX.SRC and PREFIX.TGT (gzipped or not)")
     own.add_argument("--tsv", type=Path, metavar="FILE", help="training pairs as a tab-separated file instead of --train")
-    own.add_argument("--tsv-columns", type=columns, default=(1, 2), metavar="S,T",
-                     help="the source and target columns of --tsv, from 1 (default 1,2; others are ignored)")
+    own.add_argument(
+        "--tsv-columns",
+        type=columns,
+        default=(1, 2),
+        metavar="S,T",
+        help="the source and target columns of --tsv, from 1 (default 1,2; others are ignored)",
+    )
     own.add_argument("--valid", metavar="PREFIX", help="dev pairs (default: held out of the training pairs)")
     own.add_argument("--test", metavar="PREFIX[,PREFIX...]", help="test sets: test, test1, ... (default: held out)")
-    own.add_argument("--max-ratio", type=float, default=0.0,
-                     help="drop training pairs one side of which is over N times as long as the other (default 0: keep)")
-    own.add_argument("--max-words", type=int, default=0,
-                     help="drop training pairs with a side over N words, or characters for Chinese, Japanese, Thai "
-                          "(default 0: keep; --max-len limits tokens after the scheme)")
+    own.add_argument(
+        "--max-ratio",
+        type=float,
+        default=0.0,
+        help="drop training pairs one side of which is over N times as long as the other (default 0: keep)",
+    )
+    own.add_argument(
+        "--max-words",
+        type=int,
+        default=0,
+        help="drop training pairs with a side over N words, or characters for Chinese, Japanese, Thai "
+        "(default 0: keep; --max-len limits tokens after the scheme)",
+    )
     own.add_argument("--keep-duplicates", action="store_true", help="keep repeated training pairs (default: drop)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
@@ -119,13 +144,25 @@ def main() -> None:
     try:
         langs = language_pair(args)
         scheme.use_languages(langs)
-        manifest = prepare(args.corpus, scheme, args.out, langs, Path(local_dir) if local_dir else None, args.train_lines,
-                           args.shortlist if args.scheme == WORD else 0, args.max_len, args.workers, args.mirror,
-                           **CORPUS_OPTIONS.get(args.corpus, lambda a: {})(args))
+        manifest = prepare(
+            args.corpus,
+            scheme,
+            args.out,
+            langs,
+            Path(local_dir) if local_dir else None,
+            args.train_lines,
+            args.shortlist if args.scheme == WORD else 0,
+            args.max_len,
+            args.workers,
+            args.mirror,
+            **CORPUS_OPTIONS.get(args.corpus, lambda a: {})(args),
+        )
     except DataError as error:
         sys.exit(f"prepare_data: error: {error}")
-    print(f"| prepared {args.out} ({langs[0]}->{langs[1]}): pairs {manifest['pairs']}, dropped {manifest['dropped_in_cleaning']}, "
-          f"{manifest['dropped_by_length']} training pairs over --max-len, vocabulary {manifest['vocabulary']}")
+    print(
+        f"| prepared {args.out} ({langs[0]}->{langs[1]}): pairs {manifest['pairs']}, dropped {manifest['dropped_in_cleaning']}, "
+        f"{manifest['dropped_by_length']} training pairs over --max-len, vocabulary {manifest['vocabulary']}"
+    )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ training log (both in report.json, written by rnnsearch-evaluate); the pair of e
 prepared folder; the processor of each stage from WORK/machines.tsv; the wall time of every command
 from WORK/wall_times.tsv. chrF2 shows as "—" for reports written before rnnsearch-evaluate had it.
 """
+
 import argparse
 import json
 import shutil
@@ -41,14 +42,19 @@ SEARCH, ENCDEC, LSTM = "rnnsearch_small", "rnnencdec_small", "lstm"
 SEEDS = (1, 2, 3)
 README_BEGIN, README_END = "<!-- results: scripts/publish_results.py -->", "<!-- /results -->"
 DISCUSSION_LINE = "What each line means, with the evidence, and what a miss would take: [discussion.md](discussion.md)."
-DIRECTIONS_LINK = ("Either direction, Fr->En beside En->Fr (Multi30k with the quickstart's recipe, the Hansards with "
-                   "RNNsearch-50): [directions.md](directions.md).")
+DIRECTIONS_LINK = (
+    "Either direction, Fr->En beside En->Fr (Multi30k with the quickstart's recipe, the Hansards with "
+    "RNNsearch-50): [directions.md](directions.md)."
+)
 MISSING = "—"  # a figure a report does not have (chrF before rnnsearch-evaluate wrote it)
 MULTI30K_TESTS = {"test": "test_2016_flickr", "test1": "test_2017_flickr"}
 DIRECTION_CORPORA = {"en-fr": "multi30k", "fr-en": "multi30k.fr-en"}  # multi30k-directions' WORK/CORPUS, by pair
 QUICKSTART = "quickstart"  # multi30k-directions' system: scripts/quickstart.sh's recipe
-DIRECTION_FOLDERS = (*(f"directions.{corpus}.{split}" for corpus in DIRECTION_CORPORA.values() for split in MULTI30K_TESTS),
-                     "hansards.fr-en.test", "hansards.fr-en.alignments")
+DIRECTION_FOLDERS = (
+    *(f"directions.{corpus}.{split}" for corpus in DIRECTION_CORPORA.values() for split in MULTI30K_TESTS),
+    "hansards.fr-en.test",
+    "hansards.fr-en.alignments",
+)
 
 
 def load_report(reports: Path, name: str) -> dict | None:
@@ -105,8 +111,13 @@ def corpus_line(work: Path, corpus: str) -> str:
     manifest = json.loads((work / corpus / "manifest.json").read_text())
     pairs, vocabulary = manifest["pairs"], manifest["vocabulary"]
     source, target = corpus_pair(work / corpus)
-    return (f"{manifest['scheme']}, {vocabulary[source]:,} / {vocabulary[target]:,} {source} / {target} dictionary entries; "
-            + " / ".join(f"{n:,}" for n in pairs.values()) + " " + " / ".join(pairs) + " pairs")
+    return (
+        f"{manifest['scheme']}, {vocabulary[source]:,} / {vocabulary[target]:,} {source} / {target} dictionary entries; "
+        + " / ".join(f"{n:,}" for n in pairs.values())
+        + " "
+        + " / ".join(pairs)
+        + " pairs"
+    )
 
 
 def length_gaps(work: Path, systems: list[str]) -> dict[str, tuple[dict, dict, tuple[float, float]]]:
@@ -139,60 +150,113 @@ def gold_sentences(aer: dict[str, dict[str, Any]], path: Path) -> int:
     """How many gold sentences rnnsearch-aer scored, as its aer.json records with each method's
     scores (the diagonal's among them)."""
     if "sentences" not in aer.get("diagonal", {}):
-        sys.exit(f"publish_results.py: error: {path} does not record how many gold sentences it scored: "
-                 "write it again with rnnsearch-aer --out")
+        sys.exit(
+            f"publish_results.py: error: {path} does not record how many gold sentences it scored: write it again with rnnsearch-aer --out"
+        )
     return aer["diagonal"]["sentences"]
 
 
 def hansards_section(work: Path, report: dict) -> tuple[list[str], list[str]]:
     """The Hansards section of the page, and its verdict lines."""
     systems, training = report["systems"], report["training"]
-    table1 = [[name, sacrebleu_cell(s), chrf_cell(s), s["no_unk_sentences"], sacrebleu_cell(s, "no_unk_"),
-               chrf_cell(s, "no_unk_"), training[name]["updates"],
-               training[name]["epochs"], f"{training[name]['dev_nll']:.3f}", f"{training[name]['wall_hours']:.2f}",
-               training[name]["precision"], options_cell(s["options"])] for name, s in systems.items()]
+    table1 = [
+        [
+            name,
+            sacrebleu_cell(s),
+            chrf_cell(s),
+            s["no_unk_sentences"],
+            sacrebleu_cell(s, "no_unk_"),
+            chrf_cell(s, "no_unk_"),
+            training[name]["updates"],
+            training[name]["epochs"],
+            f"{training[name]['dev_nll']:.3f}",
+            f"{training[name]['wall_hours']:.2f}",
+            training[name]["precision"],
+            options_cell(s["options"]),
+        ]
+        for name, s in systems.items()
+    ]
     buckets = [[row[0]["bucket"], *(bleu.bucket_cell(r) for r in row)] for row in zip(*report["by_length"].values())]
     gaps = length_gaps(work, list(systems))
     aer_file = work / "report" / "hansards.aer" / "aer.json"
     aer = json.loads(aer_file.read_text())
     lines = [
-        f"## Canadian Hansards {arrow(corpus_pair(work / 'hansards'))} at the paper's word level "
-        f"({corpus_line(work, 'hansards')})", "",
+        f"## Canadian Hansards {arrow(corpus_pair(work / 'hansards'))} at the paper's word level ({corpus_line(work, 'hansards')})",
+        "",
         "RNNsearch-50 and RNNencdec-50: training pairs of up to 50 words, 30,000-word shortlists. Both models "
-        "share every option but the architecture, one setting fixed beforehand (no dropout, Adam's fixed 0.002).", "",
+        "share every option but the architecture, one setting fixed beforehand (no dropout, Adam's fixed 0.002).",
+        "",
         "Table 1 (test, 3,000 sentences, beam "
-        f"{report['beam']}; No UNK: sentences without `<unk>` in source or reference, `<unk>` forbidden in the search):", "",
-        *markdown_table(["system", "All: sacreBLEU / tokenised BLEU", "All: chrF2", "No UNK: sentences",
-                         "No UNK: sacreBLEU / tokenised BLEU", "No UNK: chrF2", "updates", "epochs",
-                         "best dev NLL (nats/token)", "training hours", "precision", "options"], table1), "",
-        "Figure 2, BLEU by source length (sacreBLEU only): ![BLEU by length](hansards.test/bleu_by_length.png)", "",
-        *markdown_table(["source words (sentences)", *systems], buckets), "",
-        *markdown_table(["system", "BLEU, 10-20 words (sentences)", "BLEU, 30+ words (sentences)", "30+ minus 10-20",
-                         "95% interval (bootstrap)"],
-                        [[name, bleu.bucket_cell(short), bleu.bucket_cell(long), f"{gap(short, long):+.2f}",
-                          interval_cell(interval)] for name, (short, long, interval) in gaps.items()]), "",
-        "The interval: 1,000 resamples of each bucket's sentences with replacement (Koehn 2004), sacreBLEU of each.", "",
+        f"{report['beam']}; No UNK: sentences without `<unk>` in source or reference, `<unk>` forbidden in the search):",
+        "",
+        *markdown_table(
+            [
+                "system",
+                "All: sacreBLEU / tokenised BLEU",
+                "All: chrF2",
+                "No UNK: sentences",
+                "No UNK: sacreBLEU / tokenised BLEU",
+                "No UNK: chrF2",
+                "updates",
+                "epochs",
+                "best dev NLL (nats/token)",
+                "training hours",
+                "precision",
+                "options",
+            ],
+            table1,
+        ),
+        "",
+        "Figure 2, BLEU by source length (sacreBLEU only): ![BLEU by length](hansards.test/bleu_by_length.png)",
+        "",
+        *markdown_table(["source words (sentences)", *systems], buckets),
+        "",
+        *markdown_table(
+            ["system", "BLEU, 10-20 words (sentences)", "BLEU, 30+ words (sentences)", "30+ minus 10-20", "95% interval (bootstrap)"],
+            [
+                [name, bleu.bucket_cell(short), bleu.bucket_cell(long), f"{gap(short, long):+.2f}", interval_cell(interval)]
+                for name, (short, long, interval) in gaps.items()
+            ],
+        ),
+        "",
+        "The interval: 1,000 resamples of each bucket's sentences with replacement (Koehn 2004), sacreBLEU of each.",
+        "",
         "Appendix C, every test source of 30 words or more beside its reference and both translations: "
-        "[long_sentences.md](hansards.test/long_sentences.md); the full report: [report.md](hansards.test/report.md).", "",
-        f"Figure 3, the first three test sentences ({SEARCH}):", "",
-        *(f"![alignment {i}](hansards.alignments/alignment_{i}.png)" for i in range(3)), "",
-        f"Alignment error rate on the Hansards gold standard ({gold_sentences(aer, aer_file)} sentences):", "",
-        *markdown_table(["links", "precision", "recall", "AER"],
-                        [[links, f"{s['precision']:.3f}", f"{s['recall']:.3f}", f"{s['aer']:.3f}"] for links, s in aer.items()]),
+        "[long_sentences.md](hansards.test/long_sentences.md); the full report: [report.md](hansards.test/report.md).",
+        "",
+        f"Figure 3, the first three test sentences ({SEARCH}):",
+        "",
+        *(f"![alignment {i}](hansards.alignments/alignment_{i}.png)" for i in range(3)),
+        "",
+        f"Alignment error rate on the Hansards gold standard ({gold_sentences(aer, aer_file)} sentences):",
+        "",
+        *markdown_table(
+            ["links", "precision", "recall", "AER"],
+            [[links, f"{s['precision']:.3f}", f"{s['recall']:.3f}", f"{s['aer']:.3f}"] for links, s in aer.items()],
+        ),
     ]
     lead = systems[SEARCH]["sacrebleu"] - systems[ENCDEC]["sacrebleu"]
     search_gap, encdec_gap = gap(*gaps[SEARCH][:2]), gap(*gaps[ENCDEC][:2])
     best_aer = min(s["aer"] for links, s in aer.items() if links != "diagonal")
     verdicts = [
-        verdict(lead >= 5, f"on the Hansards RNNsearch-50 leads RNNencdec-50 by {lead:+.2f} sacreBLEU, same options "
-                f"(target at least +5).", 5 - lead),
-        verdict(search_gap >= -1 and encdec_gap <= -3,
-                f"from sources of 10-20 words to 30 or more, RNNsearch's BLEU changes by {search_gap:+.2f} (95% interval "
-                f"{interval_cell(gaps[SEARCH][2])}; target at least -1.00) and RNNencdec's by {encdec_gap:+.2f} "
-                f"({interval_cell(gaps[ENCDEC][2])}; target -3.00 or worse).",
-                max(-1 - search_gap, encdec_gap + 3)),
-        verdict(best_aer <= 0.45, f"the Hansards RNNsearch's alignments have AER {best_aer:.3f} at best against the "
-                f"diagonal's {aer['diagonal']['aer']:.3f} (target 0.45 or lower).", best_aer - 0.45),
+        verdict(
+            lead >= 5,
+            f"on the Hansards RNNsearch-50 leads RNNencdec-50 by {lead:+.2f} sacreBLEU, same options (target at least +5).",
+            5 - lead,
+        ),
+        verdict(
+            search_gap >= -1 and encdec_gap <= -3,
+            f"from sources of 10-20 words to 30 or more, RNNsearch's BLEU changes by {search_gap:+.2f} (95% interval "
+            f"{interval_cell(gaps[SEARCH][2])}; target at least -1.00) and RNNencdec's by {encdec_gap:+.2f} "
+            f"({interval_cell(gaps[ENCDEC][2])}; target -3.00 or worse).",
+            max(-1 - search_gap, encdec_gap + 3),
+        ),
+        verdict(
+            best_aer <= 0.45,
+            f"the Hansards RNNsearch's alignments have AER {best_aer:.3f} at best against the "
+            f"diagonal's {aer['diagonal']['aer']:.3f} (target 0.45 or lower).",
+            best_aer - 0.45,
+        ),
     ]
     return lines, verdicts
 
@@ -207,15 +271,28 @@ def trial_rows(work: Path, model: str) -> list[list[Any]]:
         options = " ".join((folder / name).read_text().strip() for name in ("dropout.txt", "rate.txt"))
         training = read_training_log(folder / "train.log")
         number = folder.name.rsplit(".t", 1)[1]
-        rows.append([model, f"**{number}** (chosen)" if folder == chosen else number, f"`{options}`",
-                     f"{training['dev_nll']:.3f}", training["updates"]])
+        rows.append(
+            [
+                model,
+                f"**{number}** (chosen)" if folder == chosen else number,
+                f"`{options}`",
+                f"{training['dev_nll']:.3f}",
+                training["updates"],
+            ]
+        )
     return rows
 
 
 def seed_scores(reports: dict[str, dict]) -> dict[str, list[tuple[int, float, float]]]:
     """Per model (RNNsearch, the lstm): (seed, sacreBLEU on each test set) of every seed run in all REPORTS."""
-    return {model: [(seed, *(r["systems"][f"{model}.seed{seed}"]["sacrebleu"] for r in reports.values())) for seed in SEEDS
-                    if all(f"{model}.seed{seed}" in r["systems"] for r in reports.values())] for model in (SEARCH, LSTM)}
+    return {
+        model: [
+            (seed, *(r["systems"][f"{model}.seed{seed}"]["sacrebleu"] for r in reports.values()))
+            for seed in SEEDS
+            if all(f"{model}.seed{seed}" in r["systems"] for r in reports.values())
+        ]
+        for model in (SEARCH, LSTM)
+    }
 
 
 def mean_std(values: list[float]) -> str:
@@ -231,38 +308,81 @@ def multi30k_section(work: Path, reports: dict[str, dict]) -> tuple[list[str], l
     """The Multi30k section (tuning trials, seeds, the paper pair, B.2), and its verdict lines."""
     test, test1 = reports.values()
     training = test["training"]
-    systems = [[name, sacrebleu_cell(s), chrf_cell(s), sacrebleu_cell(test1["systems"][name]),
-                chrf_cell(test1["systems"][name]), training[name]["updates"],
-                training[name]["epochs"], f"{training[name]['dev_nll']:.3f}", training[name]["unit"], training[name]["precision"],
-                options_cell(s["options"])] for name, s in test["systems"].items()]
+    systems = [
+        [
+            name,
+            sacrebleu_cell(s),
+            chrf_cell(s),
+            sacrebleu_cell(test1["systems"][name]),
+            chrf_cell(test1["systems"][name]),
+            training[name]["updates"],
+            training[name]["epochs"],
+            f"{training[name]['dev_nll']:.3f}",
+            training[name]["unit"],
+            training[name]["precision"],
+            options_cell(s["options"]),
+        ]
+        for name, s in test["systems"].items()
+    ]
     scores = seed_scores(reports)
     lines = [
-        f"## Multi30k {arrow(corpus_pair(work / 'multi30k'))} ({corpus_line(work, 'multi30k')})", "",
+        f"## Multi30k {arrow(corpus_pair(work / 'multi30k'))} ({corpus_line(work, 'multi30k')})",
+        "",
         "Tuning trials on dev (seed 1, best validation NLL in nats per token), the same option strings for "
         "RNNsearch and fairseq's lstm: three dropout settings at Adam's fixed 0.002, then three rates and "
-        "schedules with the better dropout; each model's lowest dev loss is chosen.", "",
-        *markdown_table(["model", "trial", "options", "best dev NLL", "updates"], trial_rows(work, SEARCH) + trial_rows(work, LSTM)), "",
-        "Three seeds at the chosen settings (seed 1 is the chosen trial; sacreBLEU mean ± sample standard deviation):", "",
-        *markdown_table(["model", "seeds", "test_2016_flickr", "test_2017_flickr"], seed_rows(scores)), "",
+        "schedules with the better dropout; each model's lowest dev loss is chosen.",
+        "",
+        *markdown_table(["model", "trial", "options", "best dev NLL", "updates"], trial_rows(work, SEARCH) + trial_rows(work, LSTM)),
+        "",
+        "Three seeds at the chosen settings (seed 1 is the chosen trial; sacreBLEU mean ± sample standard deviation):",
+        "",
+        *markdown_table(["model", "seeds", "test_2016_flickr", "test_2017_flickr"], seed_rows(scores)),
+        "",
         f"Every system (sacreBLEU / tokenised lowercased BLEU, and chrF2, beam {test['beam']}). {ENCDEC} has {SEARCH}'s chosen "
         f"options (it has no annotations to drop out); {SEARCH}.b2 has them too, trained with B.2's recipe "
-        "(Adadelta, 80 sentences a batch, loss per sentence) for the same wall time:", "",
-        *markdown_table(["system", "test_2016_flickr", "chrF2", "test_2017_flickr", "chrF2", "updates", "epochs",
-                         "best dev NLL", "unit", "precision", "options"], systems), "",
+        "(Adadelta, 80 sentences a batch, loss per sentence) for the same wall time:",
+        "",
+        *markdown_table(
+            [
+                "system",
+                "test_2016_flickr",
+                "chrF2",
+                "test_2017_flickr",
+                "chrF2",
+                "updates",
+                "epochs",
+                "best dev NLL",
+                "unit",
+                "precision",
+                "options",
+            ],
+            systems,
+        ),
+        "",
         "Reports: [test_2016_flickr](multi30k.test/report.md), [test_2017_flickr](multi30k.test1/report.md).",
     ]
     verdicts = []
     if all(len(scores[model]) == len(SEEDS) for model in scores):
         leads = [statistics.mean(s[i] for s in scores[SEARCH]) - statistics.mean(s[i] for s in scores[LSTM]) for i in (1, 2)]
-        verdicts.append(verdict(min(leads) > 0, f"over three seeds RNNsearch leads the lstm by {leads[0]:+.2f} (test_2016) "
-                                f"and {leads[1]:+.2f} (test_2017) sacreBLEU on average, at equal wall time "
-                                f"({training[SEARCH + '.seed1']['precision']} against {training[LSTM + '.seed1']['precision']}); "
-                                "the standard deviations are above.",
-                                -min(leads)))
+        verdicts.append(
+            verdict(
+                min(leads) > 0,
+                f"over three seeds RNNsearch leads the lstm by {leads[0]:+.2f} (test_2016) "
+                f"and {leads[1]:+.2f} (test_2017) sacreBLEU on average, at equal wall time "
+                f"({training[SEARCH + '.seed1']['precision']} against {training[LSTM + '.seed1']['precision']}); "
+                "the standard deviations are above.",
+                -min(leads),
+            )
+        )
     if f"{SEARCH}.seed1" in test["systems"] and ENCDEC in test["systems"]:
         leads = [r["systems"][f"{SEARCH}.seed1"]["sacrebleu"] - r["systems"][ENCDEC]["sacrebleu"] for r in reports.values()]
-        verdicts.append(verdict(min(leads) > 0, f"with the same options RNNsearch leads RNNencdec on Multi30k by "
-                                f"{leads[0]:+.2f} and {leads[1]:+.2f} sacreBLEU.", -min(leads)))
+        verdicts.append(
+            verdict(
+                min(leads) > 0,
+                f"with the same options RNNsearch leads RNNencdec on Multi30k by {leads[0]:+.2f} and {leads[1]:+.2f} sacreBLEU.",
+                -min(leads),
+            )
+        )
     return lines, verdicts
 
 
@@ -285,28 +405,40 @@ def published_machines(out: Path) -> dict[str, list[str]]:
     """The machine table of the published OUT/README.md (``page``'s): stage -> [stage, processor, flags]."""
     path, header = out / "README.md", markdown_table(["stage", "processor", "flags"], [])
     lines = path.read_text().splitlines() if path.exists() else []
-    starts = [i + len(header) for i in range(len(lines)) if lines[i:i + len(header)] == header]
-    rows = [] if not starts else takewhile(lambda line: line.startswith("| "), lines[starts[0]:])
+    starts = [i + len(header) for i in range(len(lines)) if lines[i : i + len(header)] == header]
+    rows = [] if not starts else takewhile(lambda line: line.startswith("| "), lines[starts[0] :])
     return {cells[0]: cells for cells in (row[2:-2].split(" | ") for row in rows)}
 
 
-def page(work: Path, hansards: tuple[list[str], list[str]] | None, multi30k: tuple[list[str], list[str]] | None,
-         verdicts: list[str], directions: bool) -> list[str]:
+def page(
+    work: Path,
+    hansards: tuple[list[str], list[str]] | None,
+    multi30k: tuple[list[str], list[str]] | None,
+    verdicts: list[str],
+    directions: bool,
+) -> list[str]:
     return [
-        "# Results on real data within a CPU budget", "",
+        "# Results on real data within a CPU budget",
+        "",
         f"Regenerate: `{COMMAND}` (its stages one by one: `bash scripts/reproduce_results.sh STAGE`), then this page "
         "with `python scripts/publish_results.py --work work/results --out docs/results`. Each model trains on one "
         "thread pinned to one of the two cores, two jobs at a time, and is evaluated at its best validation loss. "
         "Options and seed are read from each checkpoint; updates, epochs, dev loss and precision from its training "
-        "log. How the settings came about, and the first edition's runs: [choosing_options.md](choosing_options.md).", "",
-        "## What holds and what does not", "",
-        *(f"- {line}" for line in verdicts), "",
-        DISCUSSION_LINE, "",
+        "log. How the settings came about, and the first edition's runs: [choosing_options.md](choosing_options.md).",
+        "",
+        "## What holds and what does not",
+        "",
+        *(f"- {line}" for line in verdicts),
+        "",
+        DISCUSSION_LINE,
+        "",
         *([DIRECTIONS_LINK, ""] if directions else []),
         *(hansards[0] + [""] if hansards else []),
         *(multi30k[0] + [""] if multi30k else []),
-        "## Machines and wall time", "",
-        *markdown_table(["stage", "processor", "flags"], list(latest_machines(work).values())), "",
+        "## Machines and wall time",
+        "",
+        *markdown_table(["stage", "processor", "flags"], list(latest_machines(work).values())),
+        "",
         *markdown_table(["program", "output", "minutes"], wall_rows(work)),
     ]
 
@@ -335,18 +467,23 @@ def processors_line(machines: dict[str, list[str]], stages: dict[str, str]) -> s
     """Whether the runs of STAGES ({direction: stage}) had one processor, and which."""
     known = {label: machines[stage][1:] for label, stage in stages.items() if stage in machines}
     if len({tuple(row) for row in known.values()}) > 1:
-        return ("The processors differ (" + "; ".join(f"{label}: {row[0]}, {row[1]}" for label, row in known.items())
-                + "): updates, hours and wall time do not compare across them.")
+        return (
+            "The processors differ ("
+            + "; ".join(f"{label}: {row[0]}, {row[1]}" for label, row in known.items())
+            + "): updates, hours and wall time do not compare across them."
+        )
     return f"Both directions ran on {next(iter(known.values()))[0]}." if known else "The processors were not recorded."
 
 
 def signatures_line(reports: list[dict]) -> str:
     """The distinct sacreBLEU and chrF2 signatures of REPORTS' systems."""
     systems = [system for report in reports for system in report["systems"].values()]
-    found = {name: sorted({s[key] for s in systems if key in s}) for name, key in (("sacreBLEU", "signature"),
-                                                                                   ("chrF2", "chrf_signature"))}
-    return "Signatures: " + "; ".join(f"{name} " + ", ".join(f"`{s}`" for s in signatures)
-                                      for name, signatures in found.items() if signatures) + "."
+    found = {name: sorted({s[key] for s in systems if key in s}) for name, key in (("sacreBLEU", "signature"), ("chrF2", "chrf_signature"))}
+    return (
+        "Signatures: "
+        + "; ".join(f"{name} " + ", ".join(f"`{s}`" for s in signatures) for name, signatures in found.items() if signatures)
+        + "."
+    )
 
 
 def data_lines(work: Path, corpora: list[str]) -> list[str]:
@@ -357,27 +494,54 @@ def data_lines(work: Path, corpora: list[str]) -> list[str]:
 
 def multi30k_directions(work: Path, machines: dict[str, list[str]]) -> list[str] | None:
     """Multi30k with the quickstart's recipe, En->Fr and Fr->En, on both test sets (stage multi30k-directions)."""
-    reports = {pair: {split: load_report(work / "report", f"directions.{corpus}.{split}") for split in MULTI30K_TESTS}
-               for pair, corpus in DIRECTION_CORPORA.items()}
+    reports = {
+        pair: {split: load_report(work / "report", f"directions.{corpus}.{split}") for split in MULTI30K_TESTS}
+        for pair, corpus in DIRECTION_CORPORA.items()
+    }
     if any(None in by_split.values() for by_split in reports.values()):
         return None
-    rows = [[direction(by_split["test"]),
-             *(cell for report in by_split.values() for cell in (score_cell(report["systems"][QUICKSTART]["sacrebleu"]),
-                                                                 chrf_cell(report["systems"][QUICKSTART]))),
-             *training_cells(by_split["test"], QUICKSTART), machine_cell(machines, "multi30k-directions")]
-            for by_split in reports.values()]
+    rows = [
+        [
+            direction(by_split["test"]),
+            *(
+                cell
+                for report in by_split.values()
+                for cell in (score_cell(report["systems"][QUICKSTART]["sacrebleu"]), chrf_cell(report["systems"][QUICKSTART]))
+            ),
+            *training_cells(by_split["test"], QUICKSTART),
+            machine_cell(machines, "multi30k-directions"),
+        ]
+        for by_split in reports.values()
+    ]
     every = [report for by_split in reports.values() for report in by_split.values()]
     return [
-        "## Multi30k, the quickstart's recipe in either direction", "",
+        "## Multi30k, the quickstart's recipe in either direction",
+        "",
         f"`{SEARCH}` trained as `scripts/quickstart.sh` trains it, once En->Fr and once Fr->En, one core each, evaluated "
-        f"at its best dev loss (beam {every[0]['beam']}):", "",
+        f"at its best dev loss (beam {every[0]['beam']}):",
+        "",
         *data_lines(work, list(DIRECTION_CORPORA.values())),
-        *markdown_table(["direction", *(f"{name} {metric}" for name in MULTI30K_TESTS.values()
-                                        for metric in ("sacreBLEU", "chrF2")),
-                         "updates", "best dev NLL (nats/token)", "training hours", "processor"], rows), "",
-        f"{signatures_line(every)} {processors_line(machines, {'both': 'multi30k-directions'})}", "",
-        "Reports: " + ", ".join(f"[{direction(by_split[split])} {name}](directions.{DIRECTION_CORPORA[pair]}.{split}/report.md)"
-                                for pair, by_split in reports.items() for split, name in MULTI30K_TESTS.items()) + ".",
+        *markdown_table(
+            [
+                "direction",
+                *(f"{name} {metric}" for name in MULTI30K_TESTS.values() for metric in ("sacreBLEU", "chrF2")),
+                "updates",
+                "best dev NLL (nats/token)",
+                "training hours",
+                "processor",
+            ],
+            rows,
+        ),
+        "",
+        f"{signatures_line(every)} {processors_line(machines, {'both': 'multi30k-directions'})}",
+        "",
+        "Reports: "
+        + ", ".join(
+            f"[{direction(by_split[split])} {name}](directions.{DIRECTION_CORPORA[pair]}.{split}/report.md)"
+            for pair, by_split in reports.items()
+            for split, name in MULTI30K_TESTS.items()
+        )
+        + ".",
     ]
 
 
@@ -391,46 +555,85 @@ def hansards_directions(work: Path, out: Path, machines: dict[str, list[str]]) -
     rows = []
     for stage, report in runs.items():
         system = report["systems"][SEARCH]
-        rows.append([direction(report), score_cell(system["sacrebleu"]), chrf_cell(system), system["no_unk_sentences"],
-                     score_cell(system["no_unk_sacrebleu"]), chrf_cell(system, "no_unk_"), *training_cells(report),
-                     machine_cell(machines, stage)])
+        rows.append(
+            [
+                direction(report),
+                score_cell(system["sacrebleu"]),
+                chrf_cell(system),
+                system["no_unk_sentences"],
+                score_cell(system["no_unk_sacrebleu"]),
+                chrf_cell(system, "no_unk_"),
+                *training_cells(report),
+                machine_cell(machines, stage),
+            ]
+        )
     options = {direction(report): options_cell(report["systems"][SEARCH]["options"]) for report in runs.values()}
     sentences = sum(bucket["sentences"] for bucket in fr_en["by_length"][SEARCH])
-    alignments = next((folder for folder in (work / "report" / "hansards.fr-en.alignments", out / "hansards.fr-en.alignments")
-                       if folder.is_dir()), None)
+    alignments = next(
+        (folder for folder in (work / "report" / "hansards.fr-en.alignments", out / "hansards.fr-en.alignments") if folder.is_dir()), None
+    )
     return [
-        "## Canadian Hansards at word level, RNNsearch-50 in either direction", "",
+        "## Canadian Hansards at word level, RNNsearch-50 in either direction",
+        "",
         f"`{SEARCH}` at the paper's word level (training pairs of up to 50 words, 30,000-word shortlists), trained "
         f"Fr->En beside the En->Fr model of [the results](README.md); test ({sentences:,} sentences), beam "
-        f"{fr_en['beam']}; No UNK: sentences without `<unk>` in source or reference, `<unk>` forbidden in the search.", "",
+        f"{fr_en['beam']}; No UNK: sentences without `<unk>` in source or reference, `<unk>` forbidden in the search.",
+        "",
         *data_lines(work, ["hansards", "hansards.fr-en"]),
-        *markdown_table(["direction", "sacreBLEU", "chrF2", "No UNK: sentences", "No UNK: sacreBLEU", "No UNK: chrF2",
-                         "updates", "best dev NLL (nats/token)", "training hours", "processor"], rows), "",
+        *markdown_table(
+            [
+                "direction",
+                "sacreBLEU",
+                "chrF2",
+                "No UNK: sentences",
+                "No UNK: sacreBLEU",
+                "No UNK: chrF2",
+                "updates",
+                "best dev NLL (nats/token)",
+                "training hours",
+                "processor",
+            ],
+            rows,
+        ),
+        "",
         f"{signatures_line(list(runs.values()))} "
         f"{processors_line(machines, {direction(report): stage for stage, report in runs.items()})} "
-        + ("The same options: " + next(iter(options.values())) if len(set(options.values())) == 1 else
-           "Options: " + "; ".join(f"{label} {cell}" for label, cell in options.items())) + ".", "",
+        + (
+            "The same options: " + next(iter(options.values()))
+            if len(set(options.values())) == 1
+            else "Options: " + "; ".join(f"{label} {cell}" for label, cell in options.items())
+        )
+        + ".",
+        "",
         "Reports: [En->Fr](hansards.test/report.md), [Fr->En](hansards.fr-en.test/report.md).",
-        *(["", "Figure 3 Fr->En, the first test sentences:", "",
-           *(f"![{png.stem}](hansards.fr-en.alignments/{png.name})" for png in sorted(alignments.glob("*.png")))]
-          if alignments else []),
+        *(
+            [
+                "",
+                "Figure 3 Fr->En, the first test sentences:",
+                "",
+                *(f"![{png.stem}](hansards.fr-en.alignments/{png.name})" for png in sorted(alignments.glob("*.png"))),
+            ]
+            if alignments
+            else []
+        ),
     ]
 
 
 def directions_page(work: Path, out: Path) -> list[str] | None:
     """OUT/directions.md, None when WORK holds neither of its stages' reports."""
     machines = published_machines(out) | latest_machines(work)
-    sections = {"multi30k-directions": multi30k_directions(work, machines),
-                "hansards-fr-en": hansards_directions(work, out, machines)}
+    sections = {"multi30k-directions": multi30k_directions(work, machines), "hansards-fr-en": hansards_directions(work, out, machines)}
     if not any(sections.values()):
         return None
     return [
-        "# Either direction: Fr->En beside En->Fr", "",
+        "# Either direction: Fr->En beside En->Fr",
+        "",
         "Regenerate: `bash scripts/reproduce_results.sh multi30k-directions hansards-fr-en`, then this page with "
         "`python scripts/publish_results.py --work work/results --out docs/results --page directions`. Each model trains "
         "on one thread pinned to one core. BLEU and chrF2 compare each output with references in its own target "
         "language (sacreBLEU's tokeniser chosen by it, in the signature), so the two directions' figures measure two "
-        "tasks, not one model against another.", "",
+        "tasks, not one model against another.",
+        "",
         *(line for section in sections.values() if section for line in [*section, ""]),
         *(f"Not run yet: stage {stage}." for stage, section in sections.items() if section is None),
     ]
@@ -460,17 +663,38 @@ def with_directions_link(lines: list[str]) -> list[str]:
 
 def readme_block(hansards_report: dict | None, multi30k_reports: dict[str, dict] | None, verdicts: list[str]) -> list[str]:
     """The top README's results block: the Hansards Table 1 and the Multi30k seeds in brief, and the verdict lines."""
-    lines = [README_BEGIN, "", "Generated by `scripts/publish_results.py` from "
-             "[docs/results/README.md](docs/results/README.md)'s runs:", ""]
+    lines = [
+        README_BEGIN,
+        "",
+        "Generated by `scripts/publish_results.py` from [docs/results/README.md](docs/results/README.md)'s runs:",
+        "",
+    ]
     if hansards_report:
         systems = hansards_report["systems"]
-        lines += [*markdown_table(["Hansards, word level, test (3,000)", "sacreBLEU (All)", "chrF2 (All)", "No UNK",
-                                   "updates"],
-                                  [[name, f"{s['sacrebleu']:.2f}", chrf_cell(s), f"{s['no_unk_sacrebleu']:.2f}",
-                                    hansards_report["training"][name]["updates"]] for name, s in systems.items()]), ""]
+        lines += [
+            *markdown_table(
+                ["Hansards, word level, test (3,000)", "sacreBLEU (All)", "chrF2 (All)", "No UNK", "updates"],
+                [
+                    [
+                        name,
+                        f"{s['sacrebleu']:.2f}",
+                        chrf_cell(s),
+                        f"{s['no_unk_sacrebleu']:.2f}",
+                        hansards_report["training"][name]["updates"],
+                    ]
+                    for name, s in systems.items()
+                ],
+            ),
+            "",
+        ]
     if multi30k_reports:
-        lines += [*markdown_table(["Multi30k, sacreBLEU over seeds (mean ± std)", "seeds", "test_2016_flickr",
-                                   "test_2017_flickr"], seed_rows(seed_scores(multi30k_reports))), ""]
+        lines += [
+            *markdown_table(
+                ["Multi30k, sacreBLEU over seeds (mean ± std)", "seeds", "test_2016_flickr", "test_2017_flickr"],
+                seed_rows(seed_scores(multi30k_reports)),
+            ),
+            "",
+        ]
     return lines + [f"- {line}" for line in verdicts] + ["", README_END]
 
 
@@ -487,15 +711,21 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("work/results"))
     parser.add_argument("--out", type=Path, default=Path("docs/results"))
     parser.add_argument("--readme", type=Path, help="also replace the results block of this README")
-    parser.add_argument("--page", choices=("all", "directions"), default="all",
-                        help="directions: write only directions.md and its report folders, and link it from README.md")
+    parser.add_argument(
+        "--page",
+        choices=("all", "directions"),
+        default="all",
+        help="directions: write only directions.md and its report folders, and link it from README.md",
+    )
     args = parser.parse_args()
     if args.page == "directions":
         if args.readme:
             parser.error("--readme takes README.md's figures: run it without --page directions")
         if not publish_directions(args.work, args.out):
-            sys.exit(f"publish_results.py: error: no report of the stages multi30k-directions or hansards-fr-en in "
-                     f"{args.work}/report: run them first")
+            sys.exit(
+                f"publish_results.py: error: no report of the stages multi30k-directions or hansards-fr-en in "
+                f"{args.work}/report: run them first"
+            )
         if (args.out / "README.md").exists():
             write_atomic(args.out / "README.md", with_directions_link(read_lines(args.out / "README.md")))
         return
@@ -503,13 +733,18 @@ def main() -> None:
     loaded = {split: load_report(args.work / "report", f"multi30k.{split}") for split in MULTI30K_TESTS}
     multi30k_reports = None if None in loaded.values() else loaded
     if hansards_report is None and multi30k_reports is None:
-        sys.exit(f"publish_results.py: error: no report for hansards.test or multi30k.test/test1 in {args.work}/report: "
-                 "run scripts/reproduce_results.sh's evaluate stages first (for the directions stages alone: --page directions)")
+        sys.exit(
+            f"publish_results.py: error: no report for hansards.test or multi30k.test/test1 in {args.work}/report: "
+            "run scripts/reproduce_results.sh's evaluate stages first (for the directions stages alone: --page directions)"
+        )
     hansards = hansards_section(args.work, hansards_report) if hansards_report else None
     multi30k = multi30k_section(args.work, multi30k_reports) if multi30k_reports else None
     verdicts = [line for section in (hansards, multi30k) if section for line in section[1]]
-    verdicts += [f"Not run yet: {name}." for name, section in (("the Hansards (stages hansards, hansards-evaluate)", hansards),
-                                                               ("Multi30k (stages multi30k-*)", multi30k)) if section is None]
+    verdicts += [
+        f"Not run yet: {name}."
+        for name, section in (("the Hansards (stages hansards, hansards-evaluate)", hansards), ("Multi30k (stages multi30k-*)", multi30k))
+        if section is None
+    ]
     readme = None
     if args.readme:  # checked before anything is written
         try:

@@ -13,6 +13,7 @@ server's peak resident memory (VmHWM), then translates the same test set with fa
 response has the source pieces of its S- line, the hypothesis pieces of its H- line, its score
 (H- prints it in base 2) and the weights of its A- line. Writes ``OUT/serve_load.json`` and ``.md``.
 """
+
 import argparse
 import json
 import math
@@ -42,12 +43,23 @@ WEIGHT_TOLERANCE = 1e-5  # both print alpha_ij to 6 decimals
 
 
 @contextmanager
-def serving(checkpoint: Path, data: Path, *options: str, log: Path,
-            cwd: Optional[Path] = None, timeout: float = 300) -> Iterator[tuple[str, subprocess.Popen]]:
+def serving(
+    checkpoint: Path, data: Path, *options: str, log: Path, cwd: Optional[Path] = None, timeout: float = 300
+) -> Iterator[tuple[str, subprocess.Popen]]:
     """rnnsearch-serve on a free port of 127.0.0.1: its address ("http://127.0.0.1:PORT/") and
     process; its log (stderr) goes to ``log``. Stopped with SIGINT (Ctrl-C) at the end."""
-    command = [str(Path(sys.executable).parent / "rnnsearch-serve"), "--path", str(checkpoint), "--data", str(data),
-               "--host", "127.0.0.1", "--port", "0", *options]
+    command = [
+        str(Path(sys.executable).parent / "rnnsearch-serve"),
+        "--path",
+        str(checkpoint),
+        "--data",
+        str(data),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        *options,
+    ]
     with open(log, "w") as errors:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True, cwd=cwd)
     ready, _, _ = select.select([process.stdout], [], [], timeout)
@@ -97,11 +109,9 @@ def load(address: str, sentences: list[str], requests: list[list[int]], opts: ar
             if ids is None:
                 return
             start = time.perf_counter()
-            status, answer = call(address, "translate", {"sentences": [sentences[i] for i in ids], "beam": opts.beam,
-                                                         "pieces": True})
+            status, answer = call(address, "translate", {"sentences": [sentences[i] for i in ids], "beam": opts.beam, "pieces": True})
             with lock:
-                results.append({"request": number, "ids": ids, "status": status, "answer": answer,
-                                "seconds": time.perf_counter() - start})
+                results.append({"request": number, "ids": ids, "status": status, "answer": answer, "seconds": time.perf_counter() - start})
 
     threads = [threading.Thread(target=client) for _ in range(opts.clients)]
     for thread in threads:
@@ -116,11 +126,32 @@ def generated(opts: argparse.Namespace) -> dict[int, dict[str, Any]]:
     base-2 score, weights}."""
     from rnnsearch_plugin.analysis.alignment import parse_soft_alignments
 
-    output = subprocess.run([str(Path(sys.executable).parent / "fairseq-generate"), str(opts.data / "bin"),
-                             "--user-dir", "rnnsearch_plugin", "-s", opts.pair[0], "-t", opts.pair[1], "--gen-subset", "test",
-                             "--path", str(opts.checkpoint), "--beam", str(opts.beam), "--batch-size", "128", "--cpu",
-                             "--print-alignment", "soft"],
-                            capture_output=True, text=True, check=True).stdout.splitlines()
+    output = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "fairseq-generate"),
+            str(opts.data / "bin"),
+            "--user-dir",
+            "rnnsearch_plugin",
+            "-s",
+            opts.pair[0],
+            "-t",
+            opts.pair[1],
+            "--gen-subset",
+            "test",
+            "--path",
+            str(opts.checkpoint),
+            "--beam",
+            str(opts.beam),
+            "--batch-size",
+            "128",
+            "--cpu",
+            "--print-alignment",
+            "soft",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
     lines: dict[int, dict[str, Any]] = {}
     for number, weights in parse_soft_alignments(output).items():
         lines.setdefault(number, {})["weights"] = weights
@@ -146,12 +177,17 @@ def mismatches(results: list[dict[str, Any]], reference: dict[int, dict[str, Any
         for number, translation in zip(result["ids"], result["answer"]["translations"], strict=True):
             best, expected = translation["hypotheses"][0], reference[number]
             weights = np.array(best["alignment"]["weights"])
-            if translation["source_tokens"] != expected["source"] or best["tokens"] != expected["tokens"] \
-                    or abs(best["score"] / math.log(2) - expected["score"]) > SCORE_TOLERANCE \
-                    or weights.shape != expected["weights"].shape \
-                    or np.abs(weights - expected["weights"]).max() > WEIGHT_TOLERANCE:
-                found.append(f"request {result['request']}, sentence {number}: {best['tokens']} {best['score']:.5f} "
-                             f"against fairseq-generate's {expected['tokens']} {expected['score'] * math.log(2):.5f}")
+            if (
+                translation["source_tokens"] != expected["source"]
+                or best["tokens"] != expected["tokens"]
+                or abs(best["score"] / math.log(2) - expected["score"]) > SCORE_TOLERANCE
+                or weights.shape != expected["weights"].shape
+                or np.abs(weights - expected["weights"]).max() > WEIGHT_TOLERANCE
+            ):
+                found.append(
+                    f"request {result['request']}, sentence {number}: {best['tokens']} {best['score']:.5f} "
+                    f"against fairseq-generate's {expected['tokens']} {expected['score'] * math.log(2):.5f}"
+                )
     return found
 
 
@@ -162,16 +198,26 @@ def figures(results: list[dict[str, Any]], run: dict[str, Any], errors: list[str
     latencies = sorted(result["seconds"] for result in results)
     sentences = sum(len(result["ids"]) for result in results)
     return {
-        "requests": len(results), "requests_planned": opts.requests, "sentences": sentences,
-        "max_per_request": opts.max_per_request, "clients": opts.clients, "cpu_cores": len(os.sched_getaffinity(0)),
-        "machine_load_average": run["load_average"], "machine_cores": os.cpu_count(),
-        "beam": opts.beam, "checkpoint": str(opts.checkpoint), "wall_seconds": wall,
-        "requests_per_second": len(results) / wall, "sentences_per_second": sentences / wall,
+        "requests": len(results),
+        "requests_planned": opts.requests,
+        "sentences": sentences,
+        "max_per_request": opts.max_per_request,
+        "clients": opts.clients,
+        "cpu_cores": len(os.sched_getaffinity(0)),
+        "machine_load_average": run["load_average"],
+        "machine_cores": os.cpu_count(),
+        "beam": opts.beam,
+        "checkpoint": str(opts.checkpoint),
+        "wall_seconds": wall,
+        "requests_per_second": len(results) / wall,
+        "sentences_per_second": sentences / wall,
         "latency_median_ms": 1000 * statistics.median(latencies),
         "latency_p95_ms": 1000 * latencies[max(0, math.ceil(0.95 * len(latencies)) - 1)],
-        "peak_resident_mb": run["peak_mb"], "batches": queue["batches"],
+        "peak_resident_mb": run["peak_mb"],
+        "batches": queue["batches"],
         "sentences_per_batch": queue["sentences"] / max(1, queue["batches"]),
-        "mismatches": len(errors), "mismatch_examples": errors[:10],
+        "mismatches": len(errors),
+        "mismatch_examples": errors[:10],
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
 
@@ -179,22 +225,38 @@ def figures(results: list[dict[str, Any]], run: dict[str, Any], errors: list[str
 def markdown(result: dict[str, Any]) -> str:
     from rnnsearch_plugin.analysis.markdown import markdown_table
 
-    checked = ("every response matched fairseq-generate" if not result["mismatches"]
-               else f"**{result['mismatches']} sentences differed from fairseq-generate**")
-    return "\n".join([
-        "# rnnsearch-serve under load", "",
-        f"{result['requests']:,} of {result['requests_planned']:,} requests ({result['sentences']:,} sentences, "
-        f"1-{result['max_per_request']} each) from {result['clients']} concurrent clients on the loopback, clients and "
-        f"server on {result['cpu_cores']} CPU core(s) (the machine's 5-minute load average {result['machine_load_average']:.1f} "
-        f"on {result['machine_cores']} cores); beam {result['beam']}, alignments in pieces; checkpoint "
-        f"`{Path(result['checkpoint']).name}`; {result['date']}. Checked against fairseq-generate (same beam and "
-        f"checkpoint; source pieces, hypothesis pieces, score and soft alignment): {checked}.", "",
-        *markdown_table(
-            ["requests/s", "sentences/s", "median latency", "95th percentile", "peak resident MB", "sentences per batch"],
-            [[f"{result['requests_per_second']:.1f}", f"{result['sentences_per_second']:.1f}",
-              f"{result['latency_median_ms']:.0f} ms", f"{result['latency_p95_ms']:.0f} ms",
-              f"{result['peak_resident_mb']:.0f}", f"{result['sentences_per_batch']:.1f}"]]),
-        ""])
+    checked = (
+        "every response matched fairseq-generate"
+        if not result["mismatches"]
+        else f"**{result['mismatches']} sentences differed from fairseq-generate**"
+    )
+    return "\n".join(
+        [
+            "# rnnsearch-serve under load",
+            "",
+            f"{result['requests']:,} of {result['requests_planned']:,} requests ({result['sentences']:,} sentences, "
+            f"1-{result['max_per_request']} each) from {result['clients']} concurrent clients on the loopback, clients and "
+            f"server on {result['cpu_cores']} CPU core(s) (the machine's 5-minute load average {result['machine_load_average']:.1f} "
+            f"on {result['machine_cores']} cores); beam {result['beam']}, alignments in pieces; checkpoint "
+            f"`{Path(result['checkpoint']).name}`; {result['date']}. Checked against fairseq-generate (same beam and "
+            f"checkpoint; source pieces, hypothesis pieces, score and soft alignment): {checked}.",
+            "",
+            *markdown_table(
+                ["requests/s", "sentences/s", "median latency", "95th percentile", "peak resident MB", "sentences per batch"],
+                [
+                    [
+                        f"{result['requests_per_second']:.1f}",
+                        f"{result['sentences_per_second']:.1f}",
+                        f"{result['latency_median_ms']:.0f} ms",
+                        f"{result['latency_p95_ms']:.0f} ms",
+                        f"{result['peak_resident_mb']:.0f}",
+                        f"{result['sentences_per_batch']:.1f}",
+                    ]
+                ],
+            ),
+            "",
+        ]
+    )
 
 
 def main() -> None:
@@ -213,12 +275,18 @@ def main() -> None:
     sentences = (opts.data / "raw" / f"test.{opts.pair[0]}").read_text(encoding="utf-8").splitlines()
     requests = plan(opts.requests, len(sentences), opts.max_per_request, opts.seed)
     opts.out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as temporary, \
-            serving(opts.checkpoint, opts.data / "bin", "--cpu", log=Path(temporary) / "serve.log") as (address, process):
+    with (
+        tempfile.TemporaryDirectory() as temporary,
+        serving(opts.checkpoint, opts.data / "bin", "--cpu", log=Path(temporary) / "serve.log") as (address, process),
+    ):
         start = time.perf_counter()
         results = load(address, sentences, requests, opts)
-        run = {"wall": time.perf_counter() - start, "peak_mb": process_memory_mb("VmHWM", str(process.pid)),
-               "health": call(address, "health")[1], "load_average": os.getloadavg()[1]}
+        run = {
+            "wall": time.perf_counter() - start,
+            "peak_mb": process_memory_mb("VmHWM", str(process.pid)),
+            "health": call(address, "health")[1],
+            "load_average": os.getloadavg()[1],
+        }
     result = figures(results, run, mismatches(results, generated(opts)), opts)
     (opts.out / "serve_load.json").write_text(json.dumps(result, indent=1) + "\n")
     (opts.out / "serve_load.md").write_text(markdown(result))

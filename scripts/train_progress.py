@@ -12,6 +12,7 @@ machine makes; and, when the model falls short (the time cap stopped it before i
 or its best validation loss is above what a complete run reaches), a second line that says so and
 what to do. It never fails the run: the model is still written, and the line says what it is.
 """
+
 import argparse
 import sys
 import threading
@@ -43,8 +44,7 @@ def minutes(seconds: float) -> str:
 
 def progress_line(progress: Progress, max_update: int, cap_minutes: float, elapsed: float) -> str:
     """'| training: 812 / 2,000 updates, 1.21 updates/s, dev loss 2.310 (best 2.310), about 16.4 min left'"""
-    dev = "no dev loss yet" if progress.dev_loss is None else (
-        f"dev loss {progress.dev_loss:.3f} bits (best {progress.best_dev_loss:.3f})")
+    dev = "no dev loss yet" if progress.dev_loss is None else (f"dev loss {progress.dev_loss:.3f} bits (best {progress.best_dev_loss:.3f})")
     rate = "starting" if progress.ups is None else f"{progress.ups:.2f} updates/s"
     left = cap_minutes * 60 - max(elapsed, progress.wall)
     if progress.ups:
@@ -76,14 +76,19 @@ def end_line(progress: Progress, max_update: int, expected: Optional[Expectation
     """'| trained 2,000 of 2,000 updates in 25.3 min (1.32 updates/s; a free 2-core machine makes 1.2-2.0), ...'"""
     best = "no dev loss" if progress.best_dev_loss is None else f"best dev loss {progress.best_dev_loss:.3f} bits"
     free = f"; a free 2-core machine makes {expected.updates_per_second[0]}-{expected.updates_per_second[1]}" if expected else ""
-    return (f"| trained {progress.updates:,} of {max_update:,} updates in {minutes(progress.wall)} "
-            f"({progress.rate:.2f} updates/s{free}), {best}")
+    return (
+        f"| trained {progress.updates:,} of {max_update:,} updates in {minutes(progress.wall)} "
+        f"({progress.rate:.2f} updates/s{free}), {best}"
+    )
 
 
 def shortfalls(progress: Progress, max_update: int, cap_minutes: float, expected: Optional[Expectation]) -> list[str]:
     """Why the model falls short of a complete run, if it does: the cap, the dev loss."""
-    found = [f"the {cap_minutes:g}-minute cap stopped it at {progress.updates:,} of {max_update:,} updates"] \
-        if progress.updates < max_update else []
+    found = (
+        [f"the {cap_minutes:g}-minute cap stopped it at {progress.updates:,} of {max_update:,} updates"]
+        if progress.updates < max_update
+        else []
+    )
     if expected and (progress.best_dev_loss is None or progress.best_dev_loss > expected.dev_loss_limit):
         loss = "missing" if progress.best_dev_loss is None else f"{progress.best_dev_loss:.3f} bits"
         found.append(f"its best dev loss is {loss}, above the {expected.dev_loss_limit} that a complete run stays under")
@@ -98,13 +103,22 @@ def verdict(progress: Progress, max_update: int, cap_minutes: float, arch: str) 
     capped, problems = progress.updates < max_update, shortfalls(progress, max_update, cap_minutes, expected)
     lines = [end_line(progress, max_update, expected)]
     if problems:
-        remedy = ("run it on a free machine (the tests after it, not beside it), or with a longer TRAIN_MINUTES" if capped and slow
-                  else "run it with a longer TRAIN_MINUTES" if capped else f"train more updates (MAX_UPDATE above {max_update:,})")
-        lines.append(f"| WARNING: this model is weak ({'; '.join(problems)}), so its scores are not the recipe's: "
-                     f"{remedy}; the same WORK resumes where it stopped")
+        remedy = (
+            "run it on a free machine (the tests after it, not beside it), or with a longer TRAIN_MINUTES"
+            if capped and slow
+            else "run it with a longer TRAIN_MINUTES"
+            if capped
+            else f"train more updates (MAX_UPDATE above {max_update:,})"
+        )
+        lines.append(
+            f"| WARNING: this model is weak ({'; '.join(problems)}), so its scores are not the recipe's: "
+            f"{remedy}; the same WORK resumes where it stopped"
+        )
     elif slow:
-        lines.append(f"| note: it trained at {progress.rate:.2f} updates/s, under half a free machine's: something else "
-                     "was computing; the model is the complete one, it only took longer")
+        lines.append(
+            f"| note: it trained at {progress.rate:.2f} updates/s, under half a free machine's: something else "
+            "was computing; the model is the complete one, it only took longer"
+        )
     return lines
 
 

@@ -7,6 +7,7 @@
 - fairseq's commands run as a user runs them (``run``, ``generate``, ``interactive``,
   ``train_command``) and what their output holds (``lines_of``, ``losses_by_update``,
   ``assert_one_line_error``, ``assert_same_weights``, ``sacrebleu_cli``)."""
+
 import json
 import os
 import re
@@ -34,8 +35,7 @@ def toy_dictionary(size: int) -> Dictionary:
     return dictionary
 
 
-def initialized(kind: str, vocab: tuple[int, int], attention_hidden_size: int, seed: int = 0,
-                **sizes: object) -> torch.nn.Module:
+def initialized(kind: str, vocab: tuple[int, int], attention_hidden_size: int, seed: int = 0, **sizes: object) -> torch.nn.Module:
     """A float32 model of the given kind ("rnnsearch" or "rnnencdec") on toy dictionaries of
     ``vocab`` = (source, target) entries, with the paper's initialisation (B.1), seeded."""
     torch.manual_seed(seed)
@@ -53,11 +53,24 @@ def initialized(kind: str, vocab: tuple[int, int], attention_hidden_size: int, s
 def build(kind: str, readout_state: str = "previous", pool: int = 2, seed: int = 0, **options: object) -> torch.nn.Module:
     """A float64 model of the given kind ("rnnsearch" or "rnnencdec") with spread-out weights;
     ``options``: more of its configuration (``attention="general"``)."""
-    model = initialized(
-        kind, (11, 13), attention_hidden_size=8, seed=seed, encoder_embed_dim=5, encoder_hidden_size=6,
-        decoder_embed_dim=4, decoder_hidden_size=7, decoder_out_embed_dim=3, maxout_pool_size=pool,
-        readout_state=readout_state, **options,
-    ).double().eval()
+    model = (
+        initialized(
+            kind,
+            (11, 13),
+            attention_hidden_size=8,
+            seed=seed,
+            encoder_embed_dim=5,
+            encoder_hidden_size=6,
+            decoder_embed_dim=4,
+            decoder_hidden_size=7,
+            decoder_out_embed_dim=3,
+            maxout_pool_size=pool,
+            readout_state=readout_state,
+            **options,
+        )
+        .double()
+        .eval()
+    )
     with torch.no_grad():
         for parameter in model.parameters():
             parameter.normal_(0.0, 0.6)
@@ -75,8 +88,7 @@ def pad_batch(sentences: list[list[int]], pad: int, left: bool) -> torch.Tensor:
 
 
 def pytest_addoption(parser) -> None:
-    parser.addoption("--device", default="cpu",
-                     help="device of the model tests (cuda: scripts/gpu_check.sh); the default is cpu")
+    parser.addoption("--device", default="cpu", help="device of the model tests (cuda: scripts/gpu_check.sh); the default is cpu")
 
 
 @pytest.fixture(scope="session")
@@ -102,8 +114,10 @@ def kind(request) -> str:
     return request.param
 
 
-@pytest.fixture(params=[{"kind": "rnnsearch"}, {"kind": "rnnsearch", "attention": "general"}, {"kind": "rnnencdec"}],
-                ids=["rnnsearch", "rnnsearch-general", "rnnencdec"])
+@pytest.fixture(
+    params=[{"kind": "rnnsearch"}, {"kind": "rnnsearch", "attention": "general"}, {"kind": "rnnencdec"}],
+    ids=["rnnsearch", "rnnsearch-general", "rnnencdec"],
+)
 def variant(request) -> dict[str, str]:
     """``build``'s arguments for each model and, for RNNsearch, each attention of ``--attention``
     that is not the default: the tests that every attention must pass take this."""
@@ -112,8 +126,20 @@ def variant(request) -> dict[str, str]:
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-TINY = ["--encoder-embed-dim", "32", "--decoder-embed-dim", "32", "--encoder-hidden-size", "48",
-        "--decoder-hidden-size", "48", "--attention-hidden-size", "32", "--decoder-out-embed-dim", "32"]
+TINY = [
+    "--encoder-embed-dim",
+    "32",
+    "--decoder-embed-dim",
+    "32",
+    "--encoder-hidden-size",
+    "48",
+    "--decoder-hidden-size",
+    "48",
+    "--attention-hidden-size",
+    "32",
+    "--decoder-out-embed-dim",
+    "32",
+]
 
 
 def run(*command: str, cwd: Path = REPO, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
@@ -126,8 +152,7 @@ def run(*command: str, cwd: Path = REPO, stdin: str | None = None, check: bool =
 
 def losses_by_update(log: str) -> dict[int, str]:
     """{update: loss} from fairseq's per-update JSON lines (the loss as fairseq prints it)."""
-    records = (json.loads(line.split(" | train_inner | ", 1)[1]) for line in log.splitlines()
-               if " | train_inner | " in line)
+    records = (json.loads(line.split(" | train_inner | ", 1)[1]) for line in log.splitlines() if " | train_inner | " in line)
     return {int(record["num_updates"]): record["loss"] for record in records}
 
 
@@ -137,16 +162,51 @@ def run_to_end(command: list[str]) -> str:
 
 
 def generate(multi30k: Path, checkpoint: Path, *extra: str) -> str:
-    return run("fairseq-generate", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en",
-               "-t", "fr", "--path", str(checkpoint), "--beam", "4", "--batch-size", "64",
-               "--remove-bpe", "sentencepiece", *extra).stdout
+    return run(
+        "fairseq-generate",
+        str(multi30k / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--path",
+        str(checkpoint),
+        "--beam",
+        "4",
+        "--batch-size",
+        "64",
+        "--remove-bpe",
+        "sentencepiece",
+        *extra,
+    ).stdout
 
 
-def interactive(multi30k: Path, checkpoint: Path, stdin: str, *options: str, check: bool = True,
-                command: tuple[str, ...] = ("fairseq-interactive",)):
-    return run(*command, str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en",
-               "-t", "fr", "--path", str(checkpoint), "--beam", "2", "--bpe", "sentencepiece",
-               "--sentencepiece-model", str(multi30k / "spm" / "spm.model"), *options, stdin=stdin, check=check)
+def interactive(
+    multi30k: Path, checkpoint: Path, stdin: str, *options: str, check: bool = True, command: tuple[str, ...] = ("fairseq-interactive",)
+):
+    return run(
+        *command,
+        str(multi30k / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--path",
+        str(checkpoint),
+        "--beam",
+        "2",
+        "--bpe",
+        "sentencepiece",
+        "--sentencepiece-model",
+        str(multi30k / "spm" / "spm.model"),
+        *options,
+        stdin=stdin,
+        check=check,
+    )
 
 
 def lines_of(output: str, kind: str) -> dict[str, str]:
@@ -173,13 +233,48 @@ UPDATES, SAVE_EVERY = 14, 4
 def train_command(multi30k, save_dir) -> list[str]:
     """The paper's Adadelta + clipping (its accumulators must survive the restart), dropout
     (its random stream must too), and a checkpoint every SAVE_EVERY updates, mid-epoch."""
-    return [str(BIN / "fairseq-train"), str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin",
-            "--task", "translation", "-s", "en", "-t", "fr", "--arch", "rnnsearch_small", *TINY,
-            "--dropout", "0.2", "--optimizer", "rnnsearch_adadelta", "--clip-norm", "1.0",
-            "--max-tokens", "1000", "--max-update", str(UPDATES), "--save-interval-updates",
-            str(SAVE_EVERY), "--no-epoch-checkpoints", "--disable-validation", "--save-dir", str(save_dir),
-            "--num-workers", "0", "--data-buffer-size", "0", "--log-format", "json", "--log-interval", "1",
-            "--seed", "5", "--cpu"]
+    return [
+        str(BIN / "fairseq-train"),
+        str(multi30k / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "--task",
+        "translation",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--arch",
+        "rnnsearch_small",
+        *TINY,
+        "--dropout",
+        "0.2",
+        "--optimizer",
+        "rnnsearch_adadelta",
+        "--clip-norm",
+        "1.0",
+        "--max-tokens",
+        "1000",
+        "--max-update",
+        str(UPDATES),
+        "--save-interval-updates",
+        str(SAVE_EVERY),
+        "--no-epoch-checkpoints",
+        "--disable-validation",
+        "--save-dir",
+        str(save_dir),
+        "--num-workers",
+        "0",
+        "--data-buffer-size",
+        "0",
+        "--log-format",
+        "json",
+        "--log-interval",
+        "1",
+        "--seed",
+        "5",
+        "--cpu",
+    ]
 
 
 def assert_same_weights(checkpoint, expected_checkpoint) -> None:
@@ -193,20 +288,67 @@ def assert_same_weights(checkpoint, expected_checkpoint) -> None:
 def multi30k(tmp_path_factory) -> Path:
     """Multi30k En->Fr, 3,000 training pairs, full val (1,014 pairs) and tests."""
     out = tmp_path_factory.mktemp("multi30k")
-    run(sys.executable, "scripts/prepare_data.py", "multi30k", "--scheme", "spm", "--out", str(out),
-        "--train-lines", "3000", "--vocab-size", "1000", "--local-dir", os.path.join(SHARED_DATA, "multi30k"))
+    run(
+        sys.executable,
+        "scripts/prepare_data.py",
+        "multi30k",
+        "--scheme",
+        "spm",
+        "--out",
+        str(out),
+        "--train-lines",
+        "3000",
+        "--vocab-size",
+        "1000",
+        "--local-dir",
+        os.path.join(SHARED_DATA, "multi30k"),
+    )
     return out
 
 
 @pytest.fixture(scope="session")
 def checkpoint(multi30k, tmp_path_factory) -> Path:
     save_dir = tmp_path_factory.mktemp("checkpoints")
-    run("fairseq-train", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
-        "-s", "en", "-t", "fr", "--arch", "rnnsearch_small", *TINY, "--dropout", "0.1",
-        "--optimizer", "adam", "--lr", "0.003", "--clip-norm", "1.0", "--max-tokens", "1500",
-        "--max-update", "300", "--save-dir", str(save_dir), "--no-epoch-checkpoints",
-        "--num-workers", "0", "--data-buffer-size", "0", "--log-interval", "50", "--seed", "3",
-        "--log-file", str(save_dir / "train.log"))
+    run(
+        "fairseq-train",
+        str(multi30k / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "--task",
+        "translation",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--arch",
+        "rnnsearch_small",
+        *TINY,
+        "--dropout",
+        "0.1",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "0.003",
+        "--clip-norm",
+        "1.0",
+        "--max-tokens",
+        "1500",
+        "--max-update",
+        "300",
+        "--save-dir",
+        str(save_dir),
+        "--no-epoch-checkpoints",
+        "--num-workers",
+        "0",
+        "--data-buffer-size",
+        "0",
+        "--log-interval",
+        "50",
+        "--seed",
+        "3",
+        "--log-file",
+        str(save_dir / "train.log"),
+    )
     return save_dir / "checkpoint_last.pt"
 
 
@@ -214,9 +356,23 @@ def checkpoint(multi30k, tmp_path_factory) -> Path:
 def evaluation(multi30k, checkpoint, tmp_path_factory) -> tuple[Path, dict]:
     """rnnsearch-evaluate's report of the tiny checkpoint on Multi30k test_2017 (beam 3)."""
     out = tmp_path_factory.mktemp("evaluation")
-    run("rnnsearch-evaluate", "--prepared", str(multi30k), "--split", "test1",
-        "--system", f"tiny={checkpoint}", "--train-log", f"tiny={checkpoint.parent / 'train.log'}",
-        "--beam", "3", "--long", "15", "--out", str(out))
+    run(
+        "rnnsearch-evaluate",
+        "--prepared",
+        str(multi30k),
+        "--split",
+        "test1",
+        "--system",
+        f"tiny={checkpoint}",
+        "--train-log",
+        f"tiny={checkpoint.parent / 'train.log'}",
+        "--beam",
+        "3",
+        "--long",
+        "15",
+        "--out",
+        str(out),
+    )
     return out, json.loads((out / "report.json").read_text())
 
 
@@ -225,10 +381,34 @@ def rnnencdec_checkpoint(multi30k, tmp_path_factory) -> Path:
     """An RNNencdec checkpoint after one update: enough to load and generate with."""
     save_dir = tmp_path_factory.mktemp("rnnencdec")
     at = TINY.index("--attention-hidden-size")  # RNNencdec has no alignment model
-    run("fairseq-train", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
-        "-s", "en", "-t", "fr", "--arch", "rnnencdec_small", *TINY[:at], *TINY[at + 2:], "--optimizer", "adam",
-        "--max-tokens", "1000", "--max-update", "1", "--disable-validation", "--no-save-optimizer-state",
-        "--save-dir", str(save_dir), "--num-workers", "0")
+    run(
+        "fairseq-train",
+        str(multi30k / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "--task",
+        "translation",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--arch",
+        "rnnencdec_small",
+        *TINY[:at],
+        *TINY[at + 2 :],
+        "--optimizer",
+        "adam",
+        "--max-tokens",
+        "1000",
+        "--max-update",
+        "1",
+        "--disable-validation",
+        "--no-save-optimizer-state",
+        "--save-dir",
+        str(save_dir),
+        "--num-workers",
+        "0",
+    )
     return save_dir / "checkpoint_last.pt"
 
 
@@ -244,12 +424,50 @@ def fr_en(tmp_path_factory):
             lines = read_lines(Path(SHARED_DATA) / "multi30k" / f"{name}.{lang}.gz")[:300]
             (local / f"{name}.{lang}").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     for source, target in (("fr", "en"), ("en", "fr")):
-        run(sys.executable, "scripts/prepare_data.py", "multi30k", "-s", source, "-t", target, "--scheme", "spm",
-            "--out", str(folder / f"{source}_{target}"), "--vocab-size", "500", "--local-dir", str(local))
-    run("fairseq-train", str(folder / "fr_en" / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
-        "-s", "fr", "-t", "en", "--arch", "rnnsearch_small", *TINY, "--optimizer", "adam", "--max-tokens", "1000",
-        "--max-update", "2", "--disable-validation", "--no-save-optimizer-state", "--save-dir", str(folder / "ck"),
-        "--num-workers", "0")
+        run(
+            sys.executable,
+            "scripts/prepare_data.py",
+            "multi30k",
+            "-s",
+            source,
+            "-t",
+            target,
+            "--scheme",
+            "spm",
+            "--out",
+            str(folder / f"{source}_{target}"),
+            "--vocab-size",
+            "500",
+            "--local-dir",
+            str(local),
+        )
+    run(
+        "fairseq-train",
+        str(folder / "fr_en" / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "--task",
+        "translation",
+        "-s",
+        "fr",
+        "-t",
+        "en",
+        "--arch",
+        "rnnsearch_small",
+        *TINY,
+        "--optimizer",
+        "adam",
+        "--max-tokens",
+        "1000",
+        "--max-update",
+        "2",
+        "--disable-validation",
+        "--no-save-optimizer-state",
+        "--save-dir",
+        str(folder / "ck"),
+        "--num-workers",
+        "0",
+    )
     return folder / "fr_en", folder / "ck" / "checkpoint_last.pt"
 
 

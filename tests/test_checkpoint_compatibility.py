@@ -1,6 +1,7 @@
 """Checkpoints written before the package was grouped into subpackages (issue 25) load, translate,
 score and resume with the current code: ``tests/fixtures/checkpoint_before_issue25`` holds one written
 by the code before the move and the numbers that code computed from it."""
+
 import json
 import pickletools
 import shutil
@@ -14,13 +15,57 @@ from rnnsearch_plugin import load
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "checkpoint_before_issue25"
 EXPECTED = json.loads((FIXTURE / "expected.json").read_text())
-TRAIN = ["--task", "translation", "-s", "en", "-t", "fr", "--arch", "rnnsearch_small",
-         "--encoder-embed-dim", "8", "--decoder-embed-dim", "8", "--encoder-hidden-size", "8",
-         "--decoder-hidden-size", "8", "--attention-hidden-size", "8", "--decoder-out-embed-dim", "8",
-         "--dropout", "0.1", "--optimizer", "rnnsearch_adadelta", "--lr", "1.0", "--clip-norm", "1.0",
-         "--criterion", "chunked_cross_entropy", "--max-tokens", "400", "--max-update", "44",
-         "--save-interval-updates", "40", "--no-epoch-checkpoints", "--disable-validation", "--num-workers", "0",
-         "--data-buffer-size", "0", "--log-format", "json", "--log-interval", "1", "--seed", "7", "--cpu"]
+TRAIN = [
+    "--task",
+    "translation",
+    "-s",
+    "en",
+    "-t",
+    "fr",
+    "--arch",
+    "rnnsearch_small",
+    "--encoder-embed-dim",
+    "8",
+    "--decoder-embed-dim",
+    "8",
+    "--encoder-hidden-size",
+    "8",
+    "--decoder-hidden-size",
+    "8",
+    "--attention-hidden-size",
+    "8",
+    "--decoder-out-embed-dim",
+    "8",
+    "--dropout",
+    "0.1",
+    "--optimizer",
+    "rnnsearch_adadelta",
+    "--lr",
+    "1.0",
+    "--clip-norm",
+    "1.0",
+    "--criterion",
+    "chunked_cross_entropy",
+    "--max-tokens",
+    "400",
+    "--max-update",
+    "44",
+    "--save-interval-updates",
+    "40",
+    "--no-epoch-checkpoints",
+    "--disable-validation",
+    "--num-workers",
+    "0",
+    "--data-buffer-size",
+    "0",
+    "--log-format",
+    "json",
+    "--log-interval",
+    "1",
+    "--seed",
+    "7",
+    "--cpu",
+]
 
 
 def pickled_globals(checkpoint: Path) -> set[str]:
@@ -29,8 +74,11 @@ def pickled_globals(checkpoint: Path) -> set[str]:
         data = archive.read(next(name for name in archive.namelist() if name.endswith("data.pkl")))
     operations = list(pickletools.genops(data))
     named = {str(argument) for operation, argument, _ in operations if operation.name == "GLOBAL"}
-    return named | {f"{operations[i - 2][1]} {operations[i - 1][1]}"
-                    for i, (operation, _, _) in enumerate(operations) if operation.name == "STACK_GLOBAL"}
+    return named | {
+        f"{operations[i - 2][1]} {operations[i - 1][1]}"
+        for i, (operation, _, _) in enumerate(operations)
+        if operation.name == "STACK_GLOBAL"
+    }
 
 
 @pytest.mark.parametrize("written", ["before_the_move", "by_the_current_code"])
@@ -57,8 +105,9 @@ def test_training_resumes_where_the_code_that_wrote_it_left_off(tmp_path):
     apart at most on another processor). Both resume with dropout off, so that the losses do not
     depend on how dropout draws its masks, which has changed since."""
     shutil.copyfile(FIXTURE / "checkpoint.pt", tmp_path / "checkpoint_last.pt")
-    result = run("fairseq-train", str(FIXTURE / "data"), "--user-dir", "rnnsearch_plugin", *TRAIN,
-                 "--dropout", "0", "--save-dir", str(tmp_path))
+    result = run(
+        "fairseq-train", str(FIXTURE / "data"), "--user-dir", "rnnsearch_plugin", *TRAIN, "--dropout", "0", "--save-dir", str(tmp_path)
+    )
     log = result.stdout + result.stderr
     assert f"Loaded checkpoint {tmp_path / 'checkpoint_last.pt'} (epoch" in log and "@ 40 updates)" in log
     resumed = losses_by_update(log)

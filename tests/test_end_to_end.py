@@ -1,4 +1,5 @@
 """End to end through fairseq's own console commands on a slice of the real Multi30k data."""
+
 import math
 import re
 
@@ -45,21 +46,45 @@ def test_generate_prints_every_sentence_with_alignments_and_scores(multi30k, che
 
 def test_interactive_translates_every_line_of_standard_input(multi30k, checkpoint):
     lines = ["A man is riding a bike .", "Two dogs play in the snow .", "A woman sings ."]
-    result = run("fairseq-interactive", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin",
-                 "-s", "en", "-t", "fr", "--path", str(checkpoint), "--beam", "3",
-                 "--bpe", "sentencepiece", "--sentencepiece-model", str(multi30k / "spm" / "spm.model"),
-                 stdin="\n".join(lines) + "\n")
+    result = run(
+        "fairseq-interactive",
+        str(multi30k / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--path",
+        str(checkpoint),
+        "--beam",
+        "3",
+        "--bpe",
+        "sentencepiece",
+        "--sentencepiece-model",
+        str(multi30k / "spm" / "spm.model"),
+        stdin="\n".join(lines) + "\n",
+    )
     detokenised = re.findall(r"^D-(\d+)\t\S+\t(.*)$", result.stdout, flags=re.M)
     assert [int(i) for i, _ in detokenised] == [0, 1, 2]
     assert all(text.strip() and "▁" not in text for _, text in detokenised)
 
 
 def test_hydra_config_trains(multi30k, tmp_path):
-    result = run("fairseq-hydra-train", "--config-dir", str(REPO / "configs"),
-                 "--config-name", "rnnsearch_small_multi30k", f"task.data={multi30k / 'bin'}",
-                 f"common.user_dir={REPO / 'rnnsearch_plugin'}", f"checkpoint.save_dir={tmp_path}",
-                 "optimization.max_update=5", "model.encoder_hidden_size=16", "model.decoder_hidden_size=16",
-                 cwd=tmp_path)
+    result = run(
+        "fairseq-hydra-train",
+        "--config-dir",
+        str(REPO / "configs"),
+        "--config-name",
+        "rnnsearch_small_multi30k",
+        f"task.data={multi30k / 'bin'}",
+        f"common.user_dir={REPO / 'rnnsearch_plugin'}",
+        f"checkpoint.save_dir={tmp_path}",
+        "optimization.max_update=5",
+        "model.encoder_hidden_size=16",
+        "model.decoder_hidden_size=16",
+        cwd=tmp_path,
+    )
     assert (tmp_path / "checkpoint_last.pt").exists(), result.stdout[-2000:]
 
 
@@ -71,21 +96,51 @@ PAPER_CLI = (  # the README's fairseq-train line for RNNsearch-50 (Appendix B.2)
 ).split()
 
 
-TINY_PAPER = ["encoder_embed_dim", "decoder_embed_dim", "encoder_hidden_size", "decoder_hidden_size",
-              "attention_hidden_size", "decoder_out_embed_dim"]
+TINY_PAPER = [
+    "encoder_embed_dim",
+    "decoder_embed_dim",
+    "encoder_hidden_size",
+    "decoder_hidden_size",
+    "attention_hidden_size",
+    "decoder_out_embed_dim",
+]
 
 
 def test_paper_config_and_command_line_set_up_the_same_training(multi30k, tmp_path):
     """configs/rnnsearch_wmt14_50.yaml and the README's command line: same B.2 set-up."""
     readme = (REPO / "README.md").read_text()
     assert " ".join(PAPER_CLI) in " ".join(readme.replace("\\\n", " ").split())
-    run("fairseq-hydra-train", "--config-dir", str(REPO / "configs"), "--config-name", "rnnsearch_wmt14_50",
-        f"task.data={multi30k / 'bin'}", f"common.user_dir={REPO / 'rnnsearch_plugin'}",
-        f"checkpoint.save_dir={tmp_path / 'hydra'}", "optimization.max_update=3",
-        *[f"model.{name}=8" for name in TINY_PAPER], cwd=tmp_path)
-    run("fairseq-train", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
-        "-s", "en", "-t", "fr", *PAPER_CLI, *[f"--{n.replace('_', '-')}=8" for n in TINY_PAPER],
-        "--max-update", "3", "--save-dir", str(tmp_path / "cli"))
+    run(
+        "fairseq-hydra-train",
+        "--config-dir",
+        str(REPO / "configs"),
+        "--config-name",
+        "rnnsearch_wmt14_50",
+        f"task.data={multi30k / 'bin'}",
+        f"common.user_dir={REPO / 'rnnsearch_plugin'}",
+        f"checkpoint.save_dir={tmp_path / 'hydra'}",
+        "optimization.max_update=3",
+        *[f"model.{name}=8" for name in TINY_PAPER],
+        cwd=tmp_path,
+    )
+    run(
+        "fairseq-train",
+        str(multi30k / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "--task",
+        "translation",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        *PAPER_CLI,
+        *[f"--{n.replace('_', '-')}=8" for n in TINY_PAPER],
+        "--max-update",
+        "3",
+        "--save-dir",
+        str(tmp_path / "cli"),
+    )
     hydra, cli = (torch.load(tmp_path / d / "checkpoint_last.pt", weights_only=True)["cfg"] for d in ("hydra", "cli"))
     for group, keys in {
         "optimizer": ["_name", "adadelta_rho", "adadelta_eps", "weight_decay"],
@@ -104,27 +159,63 @@ def test_paper_config_and_command_line_set_up_the_same_training(multi30k, tmp_pa
 
 def test_user_dir_works_outside_the_repository(multi30k, checkpoint, tmp_path):
     """After pip install, --user-dir rnnsearch_plugin resolves next to the installed fairseq."""
-    result = run("fairseq-generate", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en",
-                 "-t", "fr", "--path", str(checkpoint), "--beam", "2", "--gen-subset", "test1",
-                 "--max-sentences", "100", "--remove-bpe", "sentencepiece", cwd=tmp_path)
+    result = run(
+        "fairseq-generate",
+        str(multi30k / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--path",
+        str(checkpoint),
+        "--beam",
+        "2",
+        "--gen-subset",
+        "test1",
+        "--max-sentences",
+        "100",
+        "--remove-bpe",
+        "sentencepiece",
+        cwd=tmp_path,
+    )
     assert len(re.findall(r"^H-", result.stdout, flags=re.M)) == 1000
 
 
 INTERACTIVE_LINES = "A man is riding a bike .\nTwo dogs play in the snow .\n"
 
 
-@pytest.mark.parametrize("options", [
-    ["--beam", "4", "--nbest", "3", "--lenpen", "0.6", "--unkpen", "2"],
-    ["--sampling", "--sampling-topk", "5", "--beam", "2", "--nbest", "2", "--seed", "1"],
-    ["--beam", "3", "--print-alignment", "--replace-unk", ""],  # bare --replace-unk: see README
-    ["--beam", "3", "--ensemble"],
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--beam", "4", "--nbest", "3", "--lenpen", "0.6", "--unkpen", "2"],
+        ["--sampling", "--sampling-topk", "5", "--beam", "2", "--nbest", "2", "--seed", "1"],
+        ["--beam", "3", "--print-alignment", "--replace-unk", ""],  # bare --replace-unk: see README
+        ["--beam", "3", "--ensemble"],
+    ],
+)
 def test_generation_options(multi30k, checkpoint, options):
     path = f"{checkpoint}:{checkpoint}" if "--ensemble" in options else str(checkpoint)
     options = [o for o in options if o != "--ensemble"]
-    result = run("fairseq-interactive", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en",
-                 "-t", "fr", "--path", path, "--bpe", "sentencepiece",
-                 "--sentencepiece-model", str(multi30k / "spm" / "spm.model"), *options, stdin=INTERACTIVE_LINES)
+    result = run(
+        "fairseq-interactive",
+        str(multi30k / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--path",
+        path,
+        "--bpe",
+        "sentencepiece",
+        "--sentencepiece-model",
+        str(multi30k / "spm" / "spm.model"),
+        *options,
+        stdin=INTERACTIVE_LINES,
+    )
     nbest = int(options[options.index("--nbest") + 1]) if "--nbest" in options else 1
     assert len(re.findall(r"^H-\d+\t", result.stdout, flags=re.M)) == 2 * nbest
     if "--print-alignment" in options:
@@ -146,15 +237,56 @@ def test_score_reference_equals_the_python_apis_score(multi30k, checkpoint):
 
 def test_training_companions(multi30k, checkpoint, tmp_path):
     """--eval-bleu with detokenisation, tensorboard, tqdm, best checkpoint by BLEU, patience."""
-    result = run("fairseq-train", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "--task",
-                 "translation", "-s", "en", "-t", "fr", "--arch", "rnnsearch_small", *TINY,
-                 "--finetune-from-model", str(checkpoint), "--optimizer", "rnnsearch_adadelta", "--lr", "1.0",
-                 "--clip-norm", "1.0", "--batch-size", "80", "--max-update", "20", "--validate-interval-updates", "10", "--eval-bleu",
-                 "--eval-bleu-detok", "moses", "--eval-bleu-remove-bpe", "sentencepiece",
-                 "--eval-bleu-args", '{"beam": 2, "max_len_b": 20}', "--best-checkpoint-metric", "bleu",
-                 "--maximize-best-checkpoint-metric", "--patience", "5", "--tensorboard-logdir",
-                 str(tmp_path / "tb"), "--log-format", "tqdm", "--save-dir", str(tmp_path / "ck"),
-                 "--no-epoch-checkpoints", "--num-workers", "0")
+    result = run(
+        "fairseq-train",
+        str(multi30k / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "--task",
+        "translation",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--arch",
+        "rnnsearch_small",
+        *TINY,
+        "--finetune-from-model",
+        str(checkpoint),
+        "--optimizer",
+        "rnnsearch_adadelta",
+        "--lr",
+        "1.0",
+        "--clip-norm",
+        "1.0",
+        "--batch-size",
+        "80",
+        "--max-update",
+        "20",
+        "--validate-interval-updates",
+        "10",
+        "--eval-bleu",
+        "--eval-bleu-detok",
+        "moses",
+        "--eval-bleu-remove-bpe",
+        "sentencepiece",
+        "--eval-bleu-args",
+        '{"beam": 2, "max_len_b": 20}',
+        "--best-checkpoint-metric",
+        "bleu",
+        "--maximize-best-checkpoint-metric",
+        "--patience",
+        "5",
+        "--tensorboard-logdir",
+        str(tmp_path / "tb"),
+        "--log-format",
+        "tqdm",
+        "--save-dir",
+        str(tmp_path / "ck"),
+        "--no-epoch-checkpoints",
+        "--num-workers",
+        "0",
+    )
     log = result.stdout + result.stderr
     assert re.search(r"valid on 'valid' subset.*\| bleu [\d.]+", log), log[-2000:]
     assert (tmp_path / "ck" / "checkpoint_best.pt").exists()

@@ -1,5 +1,6 @@
 """The Python API (``hub.py``) on the session's tiny checkpoint: translations, forced decoding and
 alignments, each against another route to the same numbers."""
+
 import math
 import re
 
@@ -16,9 +17,13 @@ def test_python_api_loads_the_checkpoint_and_translates(multi30k, checkpoint):
     from rnnsearch_plugin import RNNSearchModel
 
     hub = RNNSearchModel.from_pretrained(
-        str(checkpoint.parent), checkpoint_file=checkpoint.name, data_name_or_path=str(multi30k / "bin"),
-        bpe="sentencepiece", sentencepiece_model=str(multi30k / "spm" / "spm.model"),
-        source_lang="en", target_lang="fr",
+        str(checkpoint.parent),
+        checkpoint_file=checkpoint.name,
+        data_name_or_path=str(multi30k / "bin"),
+        bpe="sentencepiece",
+        sentencepiece_model=str(multi30k / "spm" / "spm.model"),
+        source_lang="en",
+        target_lang="fr",
     )
     sentences = [f"A man with {n} dogs is riding a bike ." for n in range(13)]  # 13 = 8 + 5
     translations = hub.translate(sentences, beam=3)
@@ -78,7 +83,7 @@ def test_every_nbest_hypothesis_has_its_forced_decoding_score(hub, multi30k):
     hypotheses = hub.generate(sources, beam=5, nbest=5, max_len_b=40)
     rows = sorted(range(len(sources)), key=lambda i: -len(sources[i]))  # the batch's order
     finished = [max(len(h["tokens"]) for h in hypotheses[i]) for i in rows]  # the step each one left
-    assert any(max(finished[:r]) > finished[r] < max(finished[r + 1:]) for r in range(1, len(rows) - 1)), finished
+    assert any(max(finished[:r]) > finished[r] < max(finished[r + 1 :]) for r in range(1, len(rows) - 1)), finished
     for source, hypos in zip(sources, hypotheses):
         assert len(hypos) == 5
         forced = hub.forced([source] * 5, [h["tokens"] for h in hypos])
@@ -91,8 +96,7 @@ def test_ensemble_of_a_checkpoint_with_itself_equals_the_checkpoint_alone(hub, m
     """--path a.pt:a.pt through fairseq's loader and ensemble: the single model's hypotheses and scores."""
     from rnnsearch_plugin import RNNSearchModel
 
-    twice = RNNSearchModel.from_pretrained(str(checkpoint.parent), f"{checkpoint.name}:{checkpoint.name}",
-                                           str(multi30k / "bin"))
+    twice = RNNSearchModel.from_pretrained(str(checkpoint.parent), f"{checkpoint.name}:{checkpoint.name}", str(multi30k / "bin"))
     assert len(twice.models) == 2 and twice.models[0] is not twice.models[1]
     sources = [hub.encode(s) for s in read_lines(multi30k / "raw" / "test.en")[:24]]
     alone, together = (model.generate(sources, beam=5, nbest=5, max_len_b=40) for model in (hub, twice))
@@ -109,9 +113,8 @@ def test_api_generate_prints_alignments_after_translate(hub):
     sentences = ["A man in a blue shirt is standing on a ladder.", "Two dogs play in the snow."]
     hub.translate(sentences, beam=3)
     for alignment in ("hard", True):
-        for sentence, hypos in zip(sentences, hub.generate([hub.encode(s) for s in sentences], beam=3,
-                                                           print_alignment=alignment)):
-            (_, weights), = hub.forced([hub.encode(sentence)], [hypos[0]["tokens"]])
+        for sentence, hypos in zip(sentences, hub.generate([hub.encode(s) for s in sentences], beam=3, print_alignment=alignment)):
+            ((_, weights),) = hub.forced([hub.encode(sentence)], [hypos[0]["tokens"]])
             expected = [(int(weights[t, :-1].argmax()), t) for t in range(len(weights) - 1)]  # no </s>
             assert [(int(s), int(t)) for s, t in hypos[0]["alignment"]] == expected
     soft = hub.generate([hub.encode(sentences[0])], beam=3, print_alignment="soft")[0][0]["alignment"]
@@ -122,9 +125,28 @@ def test_api_generate_prints_alignments_after_translate(hub):
 def test_api_alignment_equals_fairseq_generates_soft_alignment(hub, multi30k, checkpoint, tmp_path):
     """Two routes to alpha_ij: the weights beam search recorded (fairseq-generate
     --print-alignment soft) and a teacher-forced pass over the same hypothesis (the API)."""
-    output = run("fairseq-generate", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en", "-t", "fr",
-                 "--path", str(checkpoint), "--beam", "3", "--gen-subset", "test", "--batch-size", "64", "--max-len-b", "30",
-                 "--print-alignment", "soft").stdout
+    output = run(
+        "fairseq-generate",
+        str(multi30k / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--path",
+        str(checkpoint),
+        "--beam",
+        "3",
+        "--gen-subset",
+        "test",
+        "--batch-size",
+        "64",
+        "--max-len-b",
+        "30",
+        "--print-alignment",
+        "soft",
+    ).stdout
     (tmp_path / "gen.out").write_text(output)
     matrices = parse_soft_alignments(output.splitlines())
     hypotheses = dict(re.findall(r"^H-(\d+)\t\S+\t(.*)$", output, flags=re.M))
@@ -137,8 +159,17 @@ def test_api_alignment_equals_fairseq_generates_soft_alignment(hub, multi30k, ch
         assert weights.shape == matrices[index].shape
         assert weights.numpy() == pytest.approx(matrices[index], abs=2e-6)
     ids = ",".join(str(i) for i in sorted(matrices)[:2])
-    run("rnnsearch-heatmaps", "--generate-output", str(tmp_path / "gen.out"), "--scheme", "spm", "--ids", ids,
-        "--out", str(tmp_path / "from_generate"))
+    run(
+        "rnnsearch-heatmaps",
+        "--generate-output",
+        str(tmp_path / "gen.out"),
+        "--scheme",
+        "spm",
+        "--ids",
+        ids,
+        "--out",
+        str(tmp_path / "from_generate"),
+    )
     assert len(list((tmp_path / "from_generate").glob("alignment_*.png"))) == 2
 
 

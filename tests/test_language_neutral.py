@@ -8,6 +8,7 @@ a string that is a code ("en"), a file suffix (``dict.en.txt``, ``f"{prefix}.fr"
 or listed in braces (``{en,fr}``). Python is read through ``ast`` (string constants, f-string
 parts included, docstrings left out), shell and the page line by line without their comments, where
 a code is any bare word ``en`` / ``fr``."""
+
 import ast
 import re
 from pathlib import Path
@@ -26,9 +27,12 @@ BARE_WORD = re.compile(rf"(?<![\w]){CODE}(?![\w])")
 QUOTED = re.compile(rf"([\"'`]){CODE}\1")
 
 CORPUS_DEFINITIONS = {  # whole files: where each named corpus's files are and which languages they hold
-    "rnnsearch_plugin/data/corpora.py", "rnnsearch_plugin/data/sources.py", "rnnsearch_plugin/data/hansards.py",
+    "rnnsearch_plugin/data/corpora.py",
+    "rnnsearch_plugin/data/sources.py",
+    "rnnsearch_plugin/data/hansards.py",
     # the published results (docs/results): which named corpus each stage trains in which direction
-    "scripts/reproduce_results.sh", "scripts/publish_results.py",
+    "scripts/reproduce_results.sh",
+    "scripts/publish_results.py",
 }
 ALLOWED = {  # (file, a fragment of the line): why that line may name the languages
     ("rnnsearch_plugin/data/languages.py", "DEFAULT_PAIR = "): "the one named default pair (the paper's En->Fr)",
@@ -37,11 +41,15 @@ ALLOWED = {  # (file, a fragment of the line): why that line may name the langua
     ("rnnsearch_plugin/serve/static/app.js", 'new Intl.DisplayNames(["en"]'): "language names in the page's own language",
     ("scripts/quickstart.sh", "SRC=${SRC:-en}"): "the quickstart's documented default source",
     ("scripts/quickstart.sh", "TGT=${TGT:-fr}"): "the quickstart's documented default target",
-    ("scripts/quickstart.sh", 'if [[ "$SRC-$TGT" == en-fr ]]; then WORK=${WORK:-work/quickstart}'):
-        "the quickstart's documented default WORK for the default pair",
+    (
+        "scripts/quickstart.sh",
+        'if [[ "$SRC-$TGT" == en-fr ]]; then WORK=${WORK:-work/quickstart}',
+    ): "the quickstart's documented default WORK for the default pair",
     ("scripts/quickstart.sh", '[[ "$SRC" == en ]] || EXAMPLE='): "the quickstart's example sentence is English",
-    ("scripts/quickstart.sh", 'if [[ "$SRC-$TGT" != en-fr && "$SRC-$TGT" != fr-en ]]'):
-        "the Hansards' AER gold standard is En-Fr (rnnsearch-aer transposes it for Fr->En)",
+    (
+        "scripts/quickstart.sh",
+        'if [[ "$SRC-$TGT" != en-fr && "$SRC-$TGT" != fr-en ]]',
+    ): "the Hansards' AER gold standard is En-Fr (rnnsearch-aer transposes it for Fr->En)",
 }
 
 
@@ -50,9 +58,13 @@ def docstrings(tree: ast.AST) -> set[int]:
     found = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body \
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             found.add(id(body[0].value))
     return found
 
@@ -67,9 +79,14 @@ def python_offences(source: str) -> list[tuple[int, str]]:
     each once."""
     tree = ast.parse(source)
     skipped = docstrings(tree)
-    return sorted({(node.lineno, what) for node in ast.walk(tree)
-                   if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skipped
-                   for what in string_offences(node.value)})
+    return sorted(
+        {
+            (node.lineno, what)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skipped
+            for what in string_offences(node.value)
+        }
+    )
 
 
 def without_comment(line: str, marker: str) -> str:
@@ -107,10 +124,12 @@ def offences(path: Path) -> list[tuple[int, str]]:
 
 
 def scanned() -> list[Path]:
-    package = [path for path in (REPO / "rnnsearch_plugin").rglob("*")
-               if path.suffix == ".py" or path.parent.name == "static"]
-    return sorted(path for path in [*package, *(REPO / "scripts").glob("*.py"), *(REPO / "scripts").glob("*.sh")]
-                  if path.is_file() and "__pycache__" not in path.parts)
+    package = [path for path in (REPO / "rnnsearch_plugin").rglob("*") if path.suffix == ".py" or path.parent.name == "static"]
+    return sorted(
+        path
+        for path in [*package, *(REPO / "scripts").glob("*.py"), *(REPO / "scripts").glob("*.sh")]
+        if path.is_file() and "__pycache__" not in path.parts
+    )
 
 
 def test_the_matcher_finds_codes_in_code_and_not_in_prose():
@@ -126,8 +145,14 @@ G = "dict.{lang}.txt, English, French, encoder, frame"
 def f(lang: str = "fr"):
     """Translates test.fr."""
 '''
-    assert python_offences(python) == [(3, "a code"), (4, "a file suffix"), (7, "a code given to an option"),
-                                       (8, "a pair"), (8, "codes in braces"), (10, "a code")]
+    assert python_offences(python) == [
+        (3, "a code"),
+        (4, "a file suffix"),
+        (7, "a code given to an option"),
+        (8, "a pair"),
+        (8, "codes in braces"),
+        (10, "a code"),
+    ]
     shell = '# -s en in a comment\nSRC=${SRC:-en}\nfairseq-train -s "$SRC" -t "$TGT"  # not en\necho "$WORK/x.fr-en"\nenv entry\n'
     assert line_offences(shell, "#", BARE_WORD) == [(2, "a code"), (4, "a code")]
     page = '<!-- lang="fr" -->\n<html lang="en">\n<p class="entry">\n'

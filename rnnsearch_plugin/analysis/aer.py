@@ -19,6 +19,7 @@ With A the predicted links, S the sure and P the possible gold links (S included
 
 each count summed over all sentences before dividing (corpus level, as in the shared task).
 """
+
 from pathlib import Path
 
 import numpy as np
@@ -67,13 +68,16 @@ def read_pharaoh(path: Path, sources: list[str], targets: list[str], one_based: 
     sentence pair without links. Positions count from 0 (from 1 with ``one_based``)."""
     lines = read_lines(path)
     if not len(lines) == len(sources) == len(targets):
-        raise ValueError(f"{path} has {len(lines)} lines but the gold source has {len(sources)} and the gold target "
-                         f"{len(targets)}: give one line per sentence pair in each")
+        raise ValueError(
+            f"{path} has {len(lines)} lines but the gold source has {len(sources)} and the gold target "
+            f"{len(targets)}: give one line per sentence pair in each"
+        )
     gold: Gold = {}
     for number, (line, source, target) in enumerate(zip(lines, sources, targets), start=1):
         links = gold[number] = (set(), set())
         for (source_word, target_word), sure in word_links.parse_pharaoh_line(
-                line, f"{path}:{number}", len(source.split()), len(target.split()), one_based):
+            line, f"{path}:{number}", len(source.split()), len(target.split()), one_based
+        ):
             add_link(links, (source_word + 1, target_word + 1), sure)
     return gold
 
@@ -82,8 +86,13 @@ def check_positions(gold: Gold, sources: list[str], targets: list[str], where: s
     """Every link of ``gold`` (1-based) within its sentence pair; ``where`` names the gold file."""
     for sentence, (_, possible) in sorted(gold.items()):
         for link in sorted(possible):
-            word_links.check_position(link, len(sources[sentence - 1].split()), len(targets[sentence - 1].split()),
-                                      f"{where}: sentence {sentence}, link {link[0]} {link[1]}", one_based=True)
+            word_links.check_position(
+                link,
+                len(sources[sentence - 1].split()),
+                len(targets[sentence - 1].split()),
+                f"{where}: sentence {sentence}, link {link[0]} {link[1]}",
+                one_based=True,
+            )
 
 
 def from_zero_based(links: set[Link]) -> set[Link]:
@@ -93,8 +102,7 @@ def from_zero_based(links: set[Link]) -> set[Link]:
 
 def transposed(gold: Gold) -> Gold:
     """The gold standard of the reverse pair: every link (i, j) becomes (j, i)."""
-    return {sentence: ({(j, i) for i, j in sure}, {(j, i) for i, j in possible})
-            for sentence, (sure, possible) in gold.items()}
+    return {sentence: ({(j, i) for i, j in sure}, {(j, i) for i, j in possible}) for sentence, (sure, possible) in gold.items()}
 
 
 def argmax_links(weights: np.ndarray) -> set[Link]:

@@ -17,6 +17,7 @@
 
 ``merge_pieces`` turns a piece-level matrix into a word-level one, as Figure 3 shows words.
 """
+
 import re
 from typing import Iterable
 
@@ -61,8 +62,7 @@ def parse_rows(text: str, number: int) -> np.ndarray:
         return np.array(rows, dtype=float)  # T x S
     except ValueError:
         raise ValueError(
-            f"line {number}: not comma-separated probabilities (was it printed with "
-            "--print-alignment hard instead of soft?)"
+            f"line {number}: not comma-separated probabilities (was it printed with --print-alignment hard instead of soft?)"
         ) from None
 
 
@@ -114,8 +114,9 @@ def membership(groups: list[int], words: int) -> np.ndarray:
     return matrix
 
 
-def merge_groups(weights: np.ndarray, target_groups: list[int], source_groups: list[int],
-                 target_words: int, source_words: int) -> np.ndarray:
+def merge_groups(
+    weights: np.ndarray, target_groups: list[int], source_groups: list[int], target_words: int, source_words: int
+) -> np.ndarray:
     """Piece weights (T x S) -> word weights (T' x S'), pieces given by their word index: the
     source columns of one word are summed (a row stays a distribution over the source), the
     target rows of one word averaged (each stays a distribution); a word without pieces gets 0."""
@@ -133,10 +134,7 @@ def merge_pieces(
     T' x S' matrix with the source and target word labels."""
     weights = np.asarray(weights, dtype=float)
     if weights.shape != (len(target_pieces), len(source_pieces)):
-        raise ValueError(
-            f"weights are {weights.shape} but there are {len(target_pieces)} target and "
-            f"{len(source_pieces)} source pieces"
-        )
+        raise ValueError(f"weights are {weights.shape} but there are {len(target_pieces)} target and {len(source_pieces)} source pieces")
     source_groups, target_groups = word_groups(source_pieces, scheme), word_groups(target_pieces, scheme)
     merged = merge_groups(weights, target_groups, source_groups, word_count(target_groups), word_count(source_groups))
     return merged, word_labels(source_pieces, source_groups, scheme), word_labels(target_pieces, target_groups, scheme)

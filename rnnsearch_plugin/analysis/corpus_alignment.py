@@ -14,18 +14,30 @@ grow-diag-final-and).
 A pair longer than a model accepts (--max-source-positions / --max-target-positions, counted in
 pieces with </s>) is not truncated: it gets no links and is reported by its line number.
 """
+
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
-from typing import TYPE_CHECKING, Optional
+from typing import Any, Optional, Protocol
 
 import numpy as np
+import torch
 
 from .alignment import merge_groups
 from .links import SYMMETRISATIONS, Link, argmax_links, threshold_links
 
-if TYPE_CHECKING:
-    from ..hub import RNNSearchHubInterface
+
+class ForcedAligner(Protocol):
+    """What aligning needs of a model: ``hub.RNNSearchHubInterface`` (``load``) is one."""
+
+    models: Any  # models[0].max_positions(): (source, target) lengths in pieces, </s> included
+
+    def encode_words(self, words: list[str], target: bool = False) -> tuple[torch.Tensor, list[int]]: ...
+
+    def forced(
+        self, sources: list[torch.Tensor], targets: list[torch.Tensor], scores: bool = True
+    ) -> list[tuple[Optional[torch.Tensor], Optional[torch.Tensor]]]: ...
+
 
 EXTRACTIONS = ("argmax", "threshold")
 CHUNK = 1000  # pairs force-decoded and written at a time
@@ -73,7 +85,7 @@ class LinkRule:
         return SYMMETRISATIONS[self.symmetrisation](forward, backward, weights.shape[1], weights.shape[0])
 
 
-def too_long(model: "RNNSearchHubInterface", source_pieces: int, target_pieces: int) -> Optional[str]:
+def too_long(model: ForcedAligner, source_pieces: int, target_pieces: int) -> Optional[str]:
     """Why a pair of this many pieces (</s> included) is longer than ``model`` accepts, or None."""
     source_limit, target_limit = model.models[0].max_positions()
     if source_pieces > source_limit:
@@ -83,24 +95,33 @@ def too_long(model: "RNNSearchHubInterface", source_pieces: int, target_pieces: 
     return None
 
 
-def word_weights(model: "RNNSearchHubInterface", pairs: list[tuple[list[str], list[str]]]) -> list[np.ndarray | str]:
+def word_weights(model: ForcedAligner, pairs: list[tuple[list[str], list[str]]]) -> list[np.ndarray | str]:
     """T' x S' word weights of each (source words, target words) pair, or why it was skipped.
     Pairs are force-decoded in order of length, so that a batch holds little padding."""
     encoded = [(model.encode_words(source, target=False), model.encode_words(target, target=True)) for source, target in pairs]
     results: list[np.ndarray | str] = [too_long(model, len(s), len(t)) or "" for (s, _), (t, _) in encoded]
     kept = sorted((index for index, reason in enumerate(results) if not reason), key=lambda index: len(encoded[index][0][0]))
-    forced = model.forced([encoded[index][0][0] for index in kept], [encoded[index][1][0] for index in kept],
-                          scores=False) if kept else []
+    forced = model.forced([encoded[index][0][0] for index in kept], [encoded[index][1][0] for index in kept], scores=False) if kept else []
     for index, (_, weights) in zip(kept, forced):
         (_, source_groups), (_, target_groups) = encoded[index]
         source, target = pairs[index]
-        results[index] = merge_groups(weights.numpy()[: len(target_groups), : len(source_groups)],  # </s> left out
-                                      target_groups, source_groups, len(target), len(source))
+        results[index] = merge_groups(
+            weights.numpy()[: len(target_groups), : len(source_groups)],  # </s> left out
+            target_groups,
+            source_groups,
+            len(target),
+            len(source),
+        )
     return results
 
 
-def align_chunk(model: "RNNSearchHubInterface", reverse: Optional["RNNSearchHubInterface"], rule: LinkRule,
-                first_line: int, pairs: list[tuple[list[str], list[str]]]) -> list[PairAlignment]:
+def align_chunk(
+    model: ForcedAligner,
+    reverse: Optional[ForcedAligner],
+    rule: LinkRule,
+    first_line: int,
+    pairs: list[tuple[list[str], list[str]]],
+) -> list[PairAlignment]:
     forward = word_weights(model, pairs)
     backward = word_weights(reverse, [(target, source) for source, target in pairs]) if reverse else [None] * len(pairs)
     aligned = []
@@ -113,9 +134,15 @@ def align_chunk(model: "RNNSearchHubInterface", reverse: Optional["RNNSearchHubI
     return aligned
 
 
-def align_corpus(model: "RNNSearchHubInterface", sources: Iterable[str], targets: Iterable[str],
-                 reverse: Optional["RNNSearchHubInterface"] = None, rule: LinkRule = LinkRule(),
-                 first_line: int = 1, chunk: int = CHUNK) -> Iterator[PairAlignment]:
+def align_corpus(
+    model: ForcedAligner,
+    sources: Iterable[str],
+    targets: Iterable[str],
+    reverse: Optional[ForcedAligner] = None,
+    rule: LinkRule = LinkRule(),
+    first_line: int = 1,
+    chunk: int = CHUNK,
+) -> Iterator[PairAlignment]:
     """The alignment of every (source, target) line pair, in order, ``chunk`` pairs force-decoded
     at a time; ``first_line`` numbers the first pair (a resumed run). ``reverse``: a model of the
     other direction, whose links ``rule.symmetrisation`` combines with this model's."""

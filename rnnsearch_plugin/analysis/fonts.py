@@ -15,6 +15,7 @@ language (BCP 47, as fairseq's language codes are) picks the regional forms of H
 Characters that none of these fonts has are drawn by matplotlib's Last Resort font as boxes; the
 heatmap then logs one line naming them and the install command (``note_missing``).
 """
+
 import logging
 import unicodedata
 from functools import cache
@@ -27,8 +28,7 @@ logger = logging.getLogger(__name__)
 
 # Noto's file names, in the order matplotlib falls back through them: Latin, Greek and Cyrillic
 # (fonts-noto-core), Arabic, Hebrew (fonts-noto-core), Chinese, Japanese and Korean (fonts-noto-cjk)
-LABEL_FONT_FILES = ("NotoSans-Regular.ttf", "NotoSansArabic-Regular.ttf", "NotoSansHebrew-Regular.ttf",
-                    "NotoSansCJK-Regular.ttc")
+LABEL_FONT_FILES = ("NotoSans-Regular.ttf", "NotoSansArabic-Regular.ttf", "NotoSansHebrew-Regular.ttf", "NotoSansCJK-Regular.ttc")
 INSTALL_FONTS = "bash scripts/install_fonts.sh (Debian: apt-get install fonts-noto-core fonts-noto-cjk)"
 
 
@@ -75,6 +75,8 @@ def note_missing(labels: Iterable[str], families: tuple[str, ...]) -> bool:
     missing = missing_characters(labels, families)
     if missing:
         shown = " ".join(f"{c} (U+{ord(c):04X})" for c in missing[:5]) + (" ..." if len(missing) > 5 else "")
-        logger.warning(f"{len(missing)} characters of the heatmap's labels are in no installed font and are drawn as "
-                       f"boxes: {shown}; install the Noto fonts: {INSTALL_FONTS}")
+        logger.warning(
+            f"{len(missing)} characters of the heatmap's labels are in no installed font and are drawn as "
+            f"boxes: {shown}; install the Noto fonts: {INSTALL_FONTS}"
+        )
     return bool(missing)

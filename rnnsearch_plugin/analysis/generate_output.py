@@ -1,6 +1,7 @@
 """fairseq-generate's (and fairseq-interactive's) output: the lines of each kind per sentence id, and
 the hypotheses in source order, refusing a set in which a sentence is missing or extra (so that a
 dropped or duplicated sentence can never pass as a lower or higher BLEU)."""
+
 import re
 from pathlib import Path
 from typing import Iterable

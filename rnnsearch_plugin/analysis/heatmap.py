@@ -18,6 +18,7 @@ Labels in any script: the Noto fonts of ``fonts.py`` with per-glyph fallback, la
 language when given (the regional forms of Han characters); a character no installed font has is
 named in one logged line with the install command, never left as a silent box.
 """
+
 import math
 import os
 import warnings
@@ -45,7 +46,11 @@ Languages = Optional[tuple[str, str]]  # (source, target) language codes of the 
 
 
 def plot_alignment(
-    weights: np.ndarray, source_labels: list[str], target_labels: list[str], path: Path, title: Optional[str] = None,
+    weights: np.ndarray,
+    source_labels: list[str],
+    target_labels: list[str],
+    path: Path,
+    title: Optional[str] = None,
     languages: Languages = None,
 ) -> None:
     """Figure 3 for one sentence pair: weights (T x S, target x source) to ``path`` (.png/.svg)."""
@@ -63,7 +68,7 @@ def plot_alignment_grid(items: list[Panel], path: Path, columns: int = 2, langua
     columns = min(columns, len(panels))
     sizes = [panel_size(weights, title) for weights, _, _, title in panels]
     widths = [max(size[0] for size in sizes[column::columns]) for column in range(columns)]
-    heights = [max(size[1] for size in sizes[row * columns:(row + 1) * columns]) for row in range(math.ceil(len(panels) / columns))]
+    heights = [max(size[1] for size in sizes[row * columns : (row + 1) * columns]) for row in range(math.ceil(len(panels) / columns))]
     figure = Figure(figsize=(sum(widths), sum(heights)), dpi=DPI)
     FigureCanvasAgg(figure)
     families = label_families()
@@ -89,9 +94,7 @@ def checked(weights: np.ndarray, source_labels: list[str], target_labels: list[s
     if weights.ndim != 2 or weights.size == 0:
         raise ValueError(f"weights must be a non-empty target x source matrix, got shape {weights.shape}")
     if weights.shape != (len(target_labels), len(source_labels)):
-        raise ValueError(
-            f"weights are {weights.shape} but there are {len(target_labels)} target and {len(source_labels)} source labels"
-        )
+        raise ValueError(f"weights are {weights.shape} but there are {len(target_labels)} target and {len(source_labels)} source labels")
     return weights, source_labels, target_labels, title
 
 
@@ -101,34 +104,51 @@ def panel_size(weights: np.ndarray, title: Optional[str]) -> tuple[float, float]
     return LABELS + CELL * columns + EDGE, (TITLE if title else 0.0) + LABELS + CELL * rows + EDGE
 
 
-def place(figure: Figure, panel: Panel, left: float, top: float, families: tuple[str, ...],
-          languages: tuple[Optional[str], Optional[str]]) -> None:
+def place(
+    figure: Figure, panel: Panel, left: float, top: float, families: tuple[str, ...], languages: tuple[Optional[str], Optional[str]]
+) -> None:
     """Draw ``panel`` with its top-left corner ``left``, ``top`` inches from the figure's, its
     labels in the font ``families`` and (source, target) ``languages``."""
     weights, source_labels, target_labels, title = panel
     figure_width, figure_height = figure.get_size_inches()
     rows, columns = weights.shape  # T, S
     matrix_left, matrix_top = left + LABELS, top + (TITLE if title else 0.0) + LABELS
-    axes = figure.add_axes((
-        matrix_left / figure_width, 1 - (matrix_top + CELL * rows) / figure_height,
-        CELL * columns / figure_width, CELL * rows / figure_height,
-    ))
+    axes = figure.add_axes(
+        (
+            matrix_left / figure_width,
+            1 - (matrix_top + CELL * rows) / figure_height,
+            CELL * columns / figure_width,
+            CELL * rows / figure_height,
+        )
+    )
     draw(axes, weights, source_labels, target_labels, families, languages)
     if title:
-        figure.text((matrix_left + CELL * columns / 2) / figure_width, 1 - (top + TITLE / 2) / figure_height,
-                    title, ha="center", va="center", fontsize=FONT_SIZE + 1)
+        figure.text(
+            (matrix_left + CELL * columns / 2) / figure_width,
+            1 - (top + TITLE / 2) / figure_height,
+            title,
+            ha="center",
+            va="center",
+            fontsize=FONT_SIZE + 1,
+        )
 
 
-def draw(axes: Axes, weights: np.ndarray, source_labels: list[str], target_labels: list[str],
-         families: tuple[str, ...], languages: tuple[Optional[str], Optional[str]]) -> None:
+def draw(
+    axes: Axes,
+    weights: np.ndarray,
+    source_labels: list[str],
+    target_labels: list[str],
+    families: tuple[str, ...],
+    languages: tuple[Optional[str], Optional[str]],
+) -> None:
     """The heatmap itself: one cell per (target word, source word), 0 black and 1 white."""
     axes.imshow(weights, cmap="gray", vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest")
     axes.xaxis.tick_top()
     source_language, target_language = languages
-    axes.set_xticks(range(len(source_labels)), source_labels, rotation=90, fontsize=FONT_SIZE, family=list(families),
-                    language=source_language)
-    axes.set_yticks(range(len(target_labels)), target_labels, fontsize=FONT_SIZE, family=list(families),
-                    language=target_language)
+    axes.set_xticks(
+        range(len(source_labels)), source_labels, rotation=90, fontsize=FONT_SIZE, family=list(families), language=source_language
+    )
+    axes.set_yticks(range(len(target_labels)), target_labels, fontsize=FONT_SIZE, family=list(families), language=target_language)
     axes.tick_params(length=0)
 
 

@@ -25,6 +25,7 @@ Pharaoh format: one line per sentence pair, links "i-j" separated by spaces, an 
 without links (``pharaoh_line``, ``read_pharaoh_links``); a gold standard adds possible links
 "i?j" (``aer.read_pharaoh``).
 """
+
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -136,9 +137,11 @@ def check_directions(forward: set[Link], reverse: set[Link], source_length: int,
     for name, links in (("forward", forward), ("reverse", reverse)):
         outside = sorted(link for link in links if not (0 <= link[0] < source_length and 0 <= link[1] < target_length))
         if outside:
-            raise ValueError(f"the {name} links {outside[:3]} lie outside a pair of {source_length} source and "
-                             f"{target_length} target words: give (source, target) links, 0-based, the reverse model's "
-                             "transposed")
+            raise ValueError(
+                f"the {name} links {outside[:3]} lie outside a pair of {source_length} source and "
+                f"{target_length} target words: give (source, target) links, 0-based, the reverse model's "
+                "transposed"
+            )
 
 
 Symmetrisation = Callable[[set[Link], set[Link], int, int], set[Link]]
@@ -147,16 +150,21 @@ Symmetrisation = Callable[[set[Link], set[Link], int, int], set[Link]]
 def within_pair(combine: Callable[[set[Link], set[Link]], set[Link]]) -> Symmetrisation:
     """``combine`` called as grow_diag_final_and is, (forward, reverse, source_length,
     target_length), after checking both directions' links lie within the sentence pair."""
+
     def symmetrisation(forward: set[Link], reverse: set[Link], source_length: int, target_length: int) -> set[Link]:
         check_directions(forward, reverse, source_length, target_length)
         return combine(forward, reverse)
+
     return symmetrisation
 
 
 # the symmetrisations by the names Moses' --alignment gives them, each called (forward, reverse, source_length,
 # target_length)
 SYMMETRISATIONS: dict[str, Symmetrisation] = {
-    "intersect": within_pair(intersect), "union": within_pair(union), "grow-diag-final-and": grow_diag_final_and}
+    "intersect": within_pair(intersect),
+    "union": within_pair(union),
+    "grow-diag-final-and": grow_diag_final_and,
+}
 
 
 def pharaoh_line(links: set[Link]) -> str:
@@ -165,8 +173,7 @@ def pharaoh_line(links: set[Link]) -> str:
     return " ".join(f"{source}-{target}" for source, target in sorted(links))
 
 
-def parse_pharaoh_line(line: str, where: str, source_words: int, target_words: int,
-                       one_based: bool = False) -> list[tuple[Link, bool]]:
+def parse_pharaoh_line(line: str, where: str, source_words: int, target_words: int, one_based: bool = False) -> list[tuple[Link, bool]]:
     """(link, sure) for every field of one Pharaoh line, the link counted from 0 whatever the file
     counts from (from 1 with ``one_based``): "i-j" a sure link, "i?j" or "ipj" a possible one.
     ``where`` (file:line) names a malformed field or one outside the sentence pair."""
@@ -188,8 +195,10 @@ def check_position(position: Link, source_words: int, target_words: int, what: s
     its sentence pair, naming both lengths and how positions count; ``what`` names the link."""
     offset = 1 if one_based else 0
     if not (offset <= position[0] < source_words + offset and offset <= position[1] < target_words + offset):
-        raise ValueError(f"{what} is out of range: the source has {source_words} words and the target {target_words} "
-                         f"(positions are {offset}-based): link words of this sentence pair, the source word first")
+        raise ValueError(
+            f"{what} is out of range: the source has {source_words} words and the target {target_words} "
+            f"(positions are {offset}-based): link words of this sentence pair, the source word first"
+        )
 
 
 def read_pharaoh_links(path: Path, sources: list[str], targets: list[str], one_based: bool = False) -> list[set[Link]]:
@@ -198,14 +207,15 @@ def read_pharaoh_links(path: Path, sources: list[str], targets: list[str], one_b
     from 0 (from 1 with ``one_based``); an empty line a pair without links."""
     lines = read_lines(path)
     if not len(lines) == len(sources) == len(targets):
-        raise ValueError(f"{path} has {len(lines)} lines but there are {len(sources)} source and {len(targets)} target "
-                         "sentences: give one line of links per sentence pair, in their order")
+        raise ValueError(
+            f"{path} has {len(lines)} lines but there are {len(sources)} source and {len(targets)} target "
+            "sentences: give one line of links per sentence pair, in their order"
+        )
     alignments = []
     for number, (line, source, target) in enumerate(zip(lines, sources, targets), start=1):
         where = f"{path}:{number}"
         parsed = parse_pharaoh_line(line, where, len(source.split()), len(target.split()), one_based)
         if not all(sure for _, sure in parsed):
-            raise ValueError(f"{where}: possible links (i?j, ipj) belong in a gold standard: an alignment to score "
-                             "gives its links as i-j")
+            raise ValueError(f"{where}: possible links (i?j, ipj) belong in a gold standard: an alignment to score gives its links as i-j")
         alignments.append({link for link, _ in parsed})
     return alignments

@@ -1,4 +1,5 @@
 """Markdown tables for the reports (Table 1, Table 2, Appendix C, AER)."""
+
 from typing import Any
 
 
@@ -7,5 +8,8 @@ def markdown_cell(text: Any) -> str:
 
 
 def markdown_table(header: list[str], rows: list[list[Any]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header),
-            *("| " + " | ".join(markdown_cell(c) for c in row) + " |" for row in rows)]
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + " --- |" * len(header),
+        *("| " + " | ".join(markdown_cell(c) for c in row) + " |" for row in rows),
+    ]

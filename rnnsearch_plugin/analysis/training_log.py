@@ -3,6 +3,7 @@
 fairseq logs losses in bits (base 2); they are reported here in nats, the paper's unit:
 per sentence when the run used --sentence-avg (Appendix B.2's cost), else per target token.
 """
+
 import math
 import re
 from dataclasses import dataclass
@@ -42,8 +43,10 @@ def read_training_log(path: Path) -> dict:
         raise ValueError(f"{path} has no end-of-epoch training summary: is it the log of a fairseq-train run that finished an epoch?")
     last = train[-1]
     return {
-        "updates": int(last["num_updates"]), "epochs": int(last["epoch"]),
-        "wall_hours": float(last["wall"]) / 3600, "device": devices[0] if devices else "cpu",
+        "updates": int(last["num_updates"]),
+        "epochs": int(last["epoch"]),
+        "wall_hours": float(last["wall"]) / 3600,
+        "device": devices[0] if devices else "cpu",
         "unit": "nats per sentence" if sentence_avg else "nats per target token",
         "precision": "bfloat16 (--amp)" if bfloat16 else "float32",
         "train_nll": float(last["loss"]) * math.log(2),
@@ -70,8 +73,11 @@ class Progress:
             self.dev_loss = float(fields(line)["loss"])
             self.best_dev_loss = min(self.dev_loss, self.best_dev_loss or math.inf)
             return
-        found = dict(INNER_FIELD.findall(line)) if "num_updates=" in line else (
-            fields(line) if "| train_wall " in line and "| num_updates " in line else {})
+        found = (
+            dict(INNER_FIELD.findall(line))
+            if "num_updates=" in line
+            else (fields(line) if "| train_wall " in line and "| num_updates " in line else {})
+        )
         if "num_updates" in found:
             self.updates = int(found["num_updates"])
             self.wall = float(found.get("wall", self.wall))

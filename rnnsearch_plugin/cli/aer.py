@@ -24,6 +24,7 @@ order, "i-j" the 0-based positions of a gold source and target word; its row is 
 file (or --name). Its languages are the gold's unless --alignments-langs names them (the gold's
 pair reversed transposes the gold).
 """
+
 import argparse
 import json
 import sys
@@ -46,6 +47,7 @@ Pair = tuple[str, str]
 class GoldStandard:
     """Gold sentences and links as the files give them: ``links`` are (first, second) positions,
     ``first`` and ``second`` the sentences of ``pair`` (None: the model's pair, unnamed)."""
+
     first: list[str]
     second: list[str]
     links: aer.Gold
@@ -67,8 +69,10 @@ def read_gold_standard(args: argparse.Namespace) -> GoldStandard:
         aer.check_positions(links, english, french, str(links_file))
         return GoldStandard(english, french, links, NAACL_PAIR, naacl=True)
     if not (args.gold_source and args.gold_target):
-        raise DataError(f"--gold {args.gold} is a file: give its tokenised sentences with --gold-source and --gold-target "
-                        f"(Pharaoh format), or a folder of the NAACL format ({', '.join(NAACL_FILES)})")
+        raise DataError(
+            f"--gold {args.gold} is a file: give its tokenised sentences with --gold-source and --gold-target "
+            f"(Pharaoh format), or a folder of the NAACL format ({', '.join(NAACL_FILES)})"
+        )
     sources, targets = read_lines(args.gold_source), read_lines(args.gold_target)
     links = aer.read_pharaoh(args.gold, sources, targets, args.gold_one_based)
     return GoldStandard(sources, targets, links, gold_pair(args.gold_langs), naacl=False)
@@ -92,9 +96,11 @@ def oriented(gold: GoldStandard, pair: Pair | None, aligner: str) -> tuple[list[
         return gold.first, gold.second, gold.links, False
     if gold.pair == pair[::-1]:
         return gold.second, gold.first, aer.transposed(gold.links), True
-    raise DataError(f"the gold standard aligns {gold.pair[0]} with {gold.pair[1]}, but {aligner} "
-                    f"{pair[0]}->{pair[1]}: give a gold standard of {pair[0]} and {pair[1]} (Pharaoh: --gold FILE "
-                    "--gold-source FILE --gold-target FILE)")
+    raise DataError(
+        f"the gold standard aligns {gold.pair[0]} with {gold.pair[1]}, but {aligner} "
+        f"{pair[0]}->{pair[1]}: give a gold standard of {pair[0]} and {pair[1]} (Pharaoh: --gold FILE "
+        "--gold-source FILE --gold-target FILE)"
+    )
 
 
 def initial_capital(model: RNNSearchHubInterface, words: list[str], target: bool) -> list[str]:
@@ -115,18 +121,25 @@ def gold_words(model: RNNSearchHubInterface, sentence: str, target: bool, capita
     return initial_capital(model, sentence.split(), target) if capitals else sentence.split()
 
 
-def gold_links(model: RNNSearchHubInterface, sources: list[str], targets: list[str], threshold: float,
-               capitals: bool = False) -> dict[str, dict[int, set]]:
+def gold_links(
+    model: RNNSearchHubInterface, sources: list[str], targets: list[str], threshold: float, capitals: bool = False
+) -> dict[str, dict[int, set]]:
     """Predicted links (source, target) of every gold sentence pair (1-based ids), by method;
     ``capitals``: give each sentence's first word back its capital (the Hansards set)."""
-    encoded = [(model.encode_words(gold_words(model, s, False, capitals), target=False),
-                model.encode_words(gold_words(model, t, True, capitals), target=True)) for s, t in zip(sources, targets)]
+    encoded = [
+        (
+            model.encode_words(gold_words(model, s, False, capitals), target=False),
+            model.encode_words(gold_words(model, t, True, capitals), target=True),
+        )
+        for s, t in zip(sources, targets)
+    ]
     forced = model.forced([source for (source, _), _ in encoded], [target for _, (target, _) in encoded], scores=False)
     links: dict[str, dict[int, set]] = {"argmax": {}, f"threshold {threshold}": {}, "diagonal": {}}
     for number, (s, t, ((_, source_groups), (_, target_groups)), (_, weights)) in enumerate(zip(sources, targets, encoded, forced), 1):
         # T x S: </s> (the last row and column) left out
-        words = merge_groups(weights.numpy()[: len(target_groups), : len(source_groups)], target_groups, source_groups,
-                             len(t.split()), len(s.split()))
+        words = merge_groups(
+            weights.numpy()[: len(target_groups), : len(source_groups)], target_groups, source_groups, len(t.split()), len(s.split())
+        )
         links["argmax"][number] = aer.argmax_links(words)
         links[f"threshold {threshold}"][number] = aer.threshold_links(words, threshold)
         links["diagonal"][number] = aer.diagonal_links(words.shape[1], words.shape[0])
@@ -142,8 +155,11 @@ def checkpoint_links(args: argparse.Namespace, gold: GoldStandard) -> Scored:
     model = load(args.path, args.data)
     pair = (model.cfg.task.source_lang, model.cfg.task.target_lang)
     sources, targets, links, flipped = oriented(gold, pair, f"{args.path} translates")
-    return links, transposition(gold, pair, "model") if flipped else None, gold_links(
-        model, sources, targets, args.threshold, capitals=gold.naacl)
+    return (
+        links,
+        transposition(gold, pair, "model") if flipped else None,
+        gold_links(model, sources, targets, args.threshold, capitals=gold.naacl),
+    )
 
 
 def file_links(args: argparse.Namespace, gold: GoldStandard) -> Scored:
@@ -166,34 +182,50 @@ def check_aligner(args: argparse.Namespace) -> None:
     --alignments-langs and --alignments-one-based describe), not both."""
     if args.alignments and (args.path or args.data):
         raise DataError("--alignments scores a file, --path and --data a checkpoint: give one of them")
-    file_options = [option for option, value in (("--name", args.name), ("--alignments-langs", args.alignments_langs),
-                                                  ("--alignments-one-based", args.alignments_one_based)) if value]
+    file_options = [
+        option
+        for option, value in (
+            ("--name", args.name),
+            ("--alignments-langs", args.alignments_langs),
+            ("--alignments-one-based", args.alignments_one_based),
+        )
+        if value
+    ]
     if file_options and not args.alignments:
         raise DataError(f"{', '.join(file_options)}: only with an alignment file to score (--alignments FILE)")
     if not args.alignments and not (args.path and args.data):
-        raise DataError("give a checkpoint to score (--path CKPT --data BIN, the folder it was trained on) or an alignment "
-                        "file (--alignments FILE)")
+        raise DataError(
+            "give a checkpoint to score (--path CKPT --data BIN, the folder it was trained on) or an alignment file (--alignments FILE)"
+        )
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="rnnsearch-aer", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="rnnsearch-aer", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--path", type=Path, help="checkpoint of an rnnsearch model")
     parser.add_argument("--data", type=Path, help="the fairseq-binarized folder the model was trained on")
-    parser.add_argument("--alignments", type=Path,
-                        help="score this Pharaoh file instead of a checkpoint: one line of i-j links per gold sentence pair")
+    parser.add_argument(
+        "--alignments", type=Path, help="score this Pharaoh file instead of a checkpoint: one line of i-j links per gold sentence pair"
+    )
     parser.add_argument("--name", help="the row of --alignments (default: its file name)")
-    parser.add_argument("--alignments-langs", metavar="SRC-TGT",
-                        help="the languages of --alignments' i and j (default: the gold's); the gold's pair reversed "
-                             "transposes the gold")
+    parser.add_argument(
+        "--alignments-langs",
+        metavar="SRC-TGT",
+        help="the languages of --alignments' i and j (default: the gold's); the gold's pair reversed transposes the gold",
+    )
     parser.add_argument("--alignments-one-based", action="store_true", help="--alignments counts positions from 1")
-    parser.add_argument("--gold", type=Path, required=True,
-                        help=f"a NAACL folder ({', '.join(NAACL_FILES)}), or a Pharaoh file with --gold-source/--gold-target")
+    parser.add_argument(
+        "--gold",
+        type=Path,
+        required=True,
+        help=f"a NAACL folder ({', '.join(NAACL_FILES)}), or a Pharaoh file with --gold-source/--gold-target",
+    )
     parser.add_argument("--gold-source", type=Path, help="the tokenised source sentences of a Pharaoh --gold, one a line")
     parser.add_argument("--gold-target", type=Path, help="the tokenised target sentences of a Pharaoh --gold, one a line")
-    parser.add_argument("--gold-langs", metavar="SRC-TGT",
-                        help="the languages of --gold-source and --gold-target (default: the model's); the model's "
-                             "pair reversed transposes the gold")
+    parser.add_argument(
+        "--gold-langs",
+        metavar="SRC-TGT",
+        help="the languages of --gold-source and --gold-target (default: the model's); the model's pair reversed transposes the gold",
+    )
     parser.add_argument("--gold-one-based", action="store_true", help="the Pharaoh --gold counts positions from 1")
     parser.add_argument("--threshold", type=float, default=0.3, help="a checkpoint's thresholded links: weight >= this")
     parser.add_argument("--out", type=Path, help="write aer.md and aer.json here")
@@ -209,8 +241,10 @@ def main(argv: list[str] | None = None) -> None:
     if transposed:
         print(f"| {transposed}")
         heading += f" ({transposed})"
-    table = markdown_table(["links", "precision", "recall", "AER"],
-                           [[m, *(f"{s[key]:.3f}" for key in ("precision", "recall", "aer"))] for m, s in scores.items()])
+    table = markdown_table(
+        ["links", "precision", "recall", "AER"],
+        [[m, *(f"{s[key]:.3f}" for key in ("precision", "recall", "aer"))] for m, s in scores.items()],
+    )
     print("\n".join(table))
     if args.out:
         write_atomic(args.out / "aer.md", [heading, "", *table])

@@ -17,6 +17,7 @@ A pair longer than a model accepts gets an empty line and is reported by line nu
 output appears under its name only when complete (FILE.part until then); a run interrupted and
 started again with the same inputs and options resumes after the last pair it wrote.
 """
+
 import argparse
 import json
 import logging
@@ -34,9 +35,11 @@ from ..data.textio import DataError, ResumableLines
 from ..hub import USER_ERRORS, RNNSearchHubInterface, load
 
 logger = logging.getLogger("rnnsearch_plugin.align")
-SOFT_FORMAT = ('{"line": N, "source": [words], "target": [words], "weights": [[alpha of target word i over the source '
-               'words] ...], "reverse_weights": [[the reverse model\'s, source word j over the target words] ...]} '
-               '(reverse_weights only with --reverse-path; a skipped pair: {"line": N, "skipped": REASON})')
+SOFT_FORMAT = (
+    '{"line": N, "source": [words], "target": [words], "weights": [[alpha of target word i over the source '
+    'words] ...], "reverse_weights": [[the reverse model\'s, source word j over the target words] ...]} '
+    '(reverse_weights only with --reverse-path; a skipped pair: {"line": N, "skipped": REASON})'
+)
 
 
 def lines_of(path: Path) -> Iterator[str]:
@@ -57,14 +60,14 @@ def check_inputs(source: Path, target: Path) -> int:
         try:
             for count, line in enumerate(lines_of(path), 1):
                 if not line.split():
-                    raise DataError(f"{path}:{count} is empty: every pair needs words on both sides; remove that "
-                                    "line from both files")
+                    raise DataError(f"{path}:{count} is empty: every pair needs words on both sides; remove that line from both files")
         except UnicodeDecodeError:
             raise DataError(f"{path} is not valid UTF-8 after line {count}; re-encode it as UTF-8") from None
         counts.append(count)
     if counts[0] != counts[1]:
-        raise DataError(f"{source} has {counts[0]} lines and {target} has {counts[1]}: give the two sides of the same "
-                        "pairs, one pair a line")
+        raise DataError(
+            f"{source} has {counts[0]} lines and {target} has {counts[1]}: give the two sides of the same pairs, one pair a line"
+        )
     return counts[0]
 
 
@@ -81,8 +84,10 @@ def check_reverse(model: RNNSearchHubInterface, reverse: RNNSearchHubInterface, 
     check_model(reverse, checkpoint)
     if pair_of(reverse) != pair_of(model)[::-1]:
         forward = "->".join(pair_of(model))
-        raise DataError(f"--reverse-path {checkpoint} translates {'->'.join(pair_of(reverse))}, not the reverse of "
-                        f"--path's {forward}: give a model of {'->'.join(pair_of(model)[::-1])}")
+        raise DataError(
+            f"--reverse-path {checkpoint} translates {'->'.join(pair_of(reverse))}, not the reverse of "
+            f"--path's {forward}: give a model of {'->'.join(pair_of(model)[::-1])}"
+        )
 
 
 def soft_line(pair: PairAlignment) -> str:
@@ -102,25 +107,36 @@ def signature(args: argparse.Namespace) -> dict:
     """What a resumed run must share with the interrupted one: inputs (path, size, time), models, options."""
     files = [args.source, args.target, args.path, args.data, args.reverse_path, args.reverse_data]
     stamps = [[str(path.resolve()), path.stat().st_size, path.stat().st_mtime_ns] if path else None for path in files]
-    return {"files": stamps, "links": args.links, "threshold": args.threshold, "symmetrise": args.symmetrise,
-            "soft": str(args.soft) if args.soft else None}
+    return {
+        "files": stamps,
+        "links": args.links,
+        "threshold": args.threshold,
+        "symmetrise": args.symmetrise,
+        "soft": str(args.soft) if args.soft else None,
+    }
 
 
 def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="rnnsearch-align", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="rnnsearch-align", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--path", type=Path, required=True, help="checkpoint of an rnnsearch model")
     parser.add_argument("--data", type=Path, required=True, help="the fairseq-binarized folder the model was trained on")
     parser.add_argument("--source", type=Path, required=True, help="tokenised source sentences, one a line")
     parser.add_argument("--target", type=Path, required=True, help="tokenised target sentences, line for line")
     parser.add_argument("--out", type=Path, required=True, help="the links, one line per pair (Pharaoh i-j, 0-based)")
-    parser.add_argument("--links", choices=EXTRACTIONS, default="argmax",
-                        help="per direction: each target word's most-attended source word, or every pair >= --threshold")
+    parser.add_argument(
+        "--links",
+        choices=EXTRACTIONS,
+        default="argmax",
+        help="per direction: each target word's most-attended source word, or every pair >= --threshold",
+    )
     parser.add_argument("--threshold", type=float, default=0.3)
     parser.add_argument("--reverse-path", type=Path, help="checkpoint of an rnnsearch model of the other direction")
     parser.add_argument("--reverse-data", type=Path, help="the binarized folder of --reverse-path")
-    parser.add_argument("--symmetrise", choices=SYMMETRISATIONS,
-                        help="how both directions' links combine (with --reverse-path; default grow-diag-final-and)")
+    parser.add_argument(
+        "--symmetrise",
+        choices=SYMMETRISATIONS,
+        help="how both directions' links combine (with --reverse-path; default grow-diag-final-and)",
+    )
     parser.add_argument("--soft", type=Path, help=f"also write the soft alignments here, JSON lines: {SOFT_FORMAT}")
     args = parser.parse_args(argv)
     if (args.reverse_path is None) != (args.reverse_data is None):
@@ -150,13 +166,22 @@ def main(argv: Optional[list[str]] = None) -> None:
         logger.info(f"resuming after line {done} of {total} ({output.parts[0]})")
     skipped = write_alignments(output, model, reverse, rule, args, done, total)
     output.finish()
-    print(f"| wrote {total} alignments to {args.out}" + (f" and {args.soft}" if args.soft else "")
-          + (f"; {len(skipped)} pairs over a model's length limit have no links (lines {', '.join(map(str, skipped))})"
-             if skipped else ""))
+    print(
+        f"| wrote {total} alignments to {args.out}"
+        + (f" and {args.soft}" if args.soft else "")
+        + (f"; {len(skipped)} pairs over a model's length limit have no links (lines {', '.join(map(str, skipped))})" if skipped else "")
+    )
 
 
-def write_alignments(output: ResumableLines, model: RNNSearchHubInterface, reverse: Optional[RNNSearchHubInterface],
-                     rule: LinkRule, args: argparse.Namespace, done: int, total: int) -> list[int]:
+def write_alignments(
+    output: ResumableLines,
+    model: RNNSearchHubInterface,
+    reverse: Optional[RNNSearchHubInterface],
+    rule: LinkRule,
+    args: argparse.Namespace,
+    done: int,
+    total: int,
+) -> list[int]:
     """Align the pairs after line ``done``, writing each chunk as it is done; the skipped lines."""
     sources = (line for number, line in enumerate(lines_of(args.source)) if number >= done)
     targets = (line for number, line in enumerate(lines_of(args.target)) if number >= done)
@@ -170,8 +195,7 @@ def write_alignments(output: ResumableLines, model: RNNSearchHubInterface, rever
             if len(rows) == CHUNK or pair.line == total:
                 output.write(rows)
                 rows = []
-                logger.info(f"aligned {pair.line:,} of {total:,} pairs "
-                            f"({(pair.line - done) / (time.perf_counter() - start):.1f} pairs/s)")
+                logger.info(f"aligned {pair.line:,} of {total:,} pairs ({(pair.line - done) / (time.perf_counter() - start):.1f} pairs/s)")
     except KeyboardInterrupt:
         if rows:
             output.write(rows)

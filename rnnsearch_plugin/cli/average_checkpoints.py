@@ -11,6 +11,7 @@ and a damaged one is named as such. The
 result keeps the first checkpoint's configuration and is written under a temporary name
 and renamed when complete.
 """
+
 import argparse
 import os
 import re
@@ -60,8 +61,9 @@ def last_update_checkpoints(directory: Path, count: int) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="rnnsearch-average-checkpoints", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="rnnsearch-average-checkpoints", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--inputs", nargs="+", type=Path, required=True, help="checkpoint files, or one folder")
     parser.add_argument("--output", type=Path, required=True)
     parser.add_argument("--num-update-checkpoints", type=int, help="with a folder: average the last N checkpoint_E_U.pt")

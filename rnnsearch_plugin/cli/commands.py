@@ -7,6 +7,7 @@ Importing fairseq's models runs fairseq's ``wav2vec2_classification.py``, which 
 library logs at DEBUG: matplotlib alone wrote about 80 lines per evaluation, most of them as it
 was imported, which is why the command's module is imported only after logging is set up.
 """
+
 import importlib
 import logging
 import os

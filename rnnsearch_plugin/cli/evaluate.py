@@ -21,6 +21,7 @@ language (zh, ja-mecab, ko-mecab, else 13a; char where MeCab is missing or the l
 spaces). Lengths are the source language's Moses tokens, words, or characters where it has no spaces.
   translations/NAME.txt, NAME.no_unk.txt  the outputs, in source order
 """
+
 import argparse
 import csv
 import io
@@ -58,9 +59,11 @@ def named(values: list[str], option: str) -> dict[str, Path]:
 def no_unk_subset(model: RNNSearchHubInterface, sources: list[str], references: list[str]) -> list[int]:
     """Table 1's "No UNK" sentences: neither the source nor the reference has a token outside
     the model's dictionaries."""
-    return [i for i, (s, r) in enumerate(zip(sources, references))
-            if model.src_dict.unk() not in model.encode(s).tolist()
-            and model.tgt_dict.unk() not in model.encode_target(r).tolist()]
+    return [
+        i
+        for i, (s, r) in enumerate(zip(sources, references))
+        if model.src_dict.unk() not in model.encode(s).tolist() and model.tgt_dict.unk() not in model.encode_target(r).tolist()
+    ]
 
 
 SCHEDULE_OPTIONS = {"reduce_lr_on_plateau": ("lr_shrink", "lr_patience")}  # what the results script sets
@@ -95,8 +98,9 @@ def model_options(model: RNNSearchHubInterface) -> dict[str, Any]:
     return options
 
 
-def evaluate_system(model: RNNSearchHubInterface, sources: list[str], references: list[str], beam: int,
-                    generated: Path | None, target: str, lowercase: bool) -> dict[str, Any]:
+def evaluate_system(
+    model: RNNSearchHubInterface, sources: list[str], references: list[str], beam: int, generated: Path | None, target: str, lowercase: bool
+) -> dict[str, Any]:
     """One system's row of Table 1: sacreBLEU (tokenised for TARGET, the target language), chrF2 and
     the tokenised BLEU, on every sentence and on the No UNK subset."""
     if generated is not None:
@@ -110,8 +114,13 @@ def evaluate_system(model: RNNSearchHubInterface, sources: list[str], references
     chrf, chrf_signature = bleu.chrf(hypotheses, references)
     return {
         "options": model_options(model),
-        "hypotheses": hypotheses, "no_unk_hypotheses": constrained, "no_unk_ids": subset,
-        "sacrebleu": score, "signature": signature, "chrf": chrf, "chrf_signature": chrf_signature,
+        "hypotheses": hypotheses,
+        "no_unk_hypotheses": constrained,
+        "no_unk_ids": subset,
+        "sacrebleu": score,
+        "signature": signature,
+        "chrf": chrf,
+        "chrf_signature": chrf_signature,
         "tokenised_bleu": bleu.tokenised(hypotheses, references, target, lowercase),
         "no_unk_sentences": len(subset),
         "no_unk_sacrebleu": bleu.detokenised(constrained, subset_references, target)[0] if subset else None,
@@ -144,22 +153,30 @@ def table_notes(results: dict[str, dict], target: str, note: str | None) -> str:
     parts = [f"sacreBLEU signature: `{first['signature']}`; chrF2 signature: `{first['chrf_signature']}`."]
     if note:
         parts.append(f"sacreBLEU: {note}.")
-    moses = ("Moses tokens, no smoothing (multi-bleu.perl)" if first["tokenised_bleu"] is not None
-             else f"none, Moses does not tokenise {target}")
+    moses = (
+        "Moses tokens, no smoothing (multi-bleu.perl)" if first["tokenised_bleu"] is not None else f"none, Moses does not tokenise {target}"
+    )
     parts.append(f"Tokenised BLEU: {moses}.")
     parts.append("No UNK: sentences without <unk> in source or reference, translated with <unk> forbidden in the search.")
     return " ".join(parts)
 
 
-def write_report(out: Path, args: argparse.Namespace, pair: tuple[str, str], note: str | None, sources: list[str],
-                 references: list[str], results: dict[str, dict], logs: dict[str, Path]) -> None:
+def write_report(
+    out: Path,
+    args: argparse.Namespace,
+    pair: tuple[str, str],
+    note: str | None,
+    sources: list[str],
+    references: list[str],
+    results: dict[str, dict],
+    logs: dict[str, Path],
+) -> None:
     """The files the module's docstring lists; source lengths (Figure 2, Appendix C) in the source
     language's own units (``bleu.source_length_unit``), PAIR being (source, target) and NOTE the
     target's tokeniser note (``bleu.sacrebleu_tokenizer``)."""
     source, target = pair
     lengths, unit = bleu.source_lengths(sources, source), bleu.source_length_unit(source)
-    by_length = {name: bleu.by_length(r["hypotheses"], references, lengths, args.buckets, target)
-                 for name, r in results.items()}
+    by_length = {name: bleu.by_length(r["hypotheses"], references, lengths, args.buckets, target) for name, r in results.items()}
     csv_buffer = io.StringIO()
     writer = csv.writer(csv_buffer, lineterminator="\n")
     writer.writerow(["system", "bucket", "sentences", "bleu"])
@@ -168,52 +185,112 @@ def write_report(out: Path, args: argparse.Namespace, pair: tuple[str, str], not
     write_atomic(out / "bleu_by_length.csv", csv_buffer.getvalue().splitlines())
     plot_by_length(by_length, unit, out / "bleu_by_length.png")
     long_ids = [i for i, n in enumerate(lengths) if n >= args.long]
-    write_atomic(out / "long_sentences.md", [
-        f"# Sources of {args.long} {length_unit(source)} or more ({len(long_ids)} of {len(sources)}), {args.split}, "
-        f"beam {args.beam}", "",
-        *markdown_table(["id", "source", "reference", *results],
-                        [[i, sources[i], references[i], *(r["hypotheses"][i] for r in results.values())] for i in long_ids]),
-    ])
+    write_atomic(
+        out / "long_sentences.md",
+        [
+            f"# Sources of {args.long} {length_unit(source)} or more ({len(long_ids)} of {len(sources)}), {args.split}, beam {args.beam}",
+            "",
+            *markdown_table(
+                ["id", "source", "reference", *results],
+                [[i, sources[i], references[i], *(r["hypotheses"][i] for r in results.values())] for i in long_ids],
+            ),
+        ],
+    )
     training = {name: read_training_log(path) for name, path in logs.items()}
     lines = [
-        f"# {args.prepared.name}, {source}->{target}, split {args.split} ({len(sources)} sentences), beam {args.beam}", "",
-        "## BLEU and chrF (Table 1)", "",
+        f"# {args.prepared.name}, {source}->{target}, split {args.split} ({len(sources)} sentences), beam {args.beam}",
+        "",
+        "## BLEU and chrF (Table 1)",
+        "",
         *markdown_table(
-            ["system", "sacreBLEU", "chrF2", "tokenised BLEU" + (" (lowercased)" if args.lowercase else ""),
-             "No UNK: sentences", "No UNK: sacreBLEU", "No UNK: chrF2", "No UNK: tokenised BLEU"],
-            [[n, r["sacrebleu"], r["chrf"], r["tokenised_bleu"], r["no_unk_sentences"], r["no_unk_sacrebleu"],
-              r["no_unk_chrf"], r["no_unk_tokenised_bleu"]] for n, r in results.items()]),
-        "", table_notes(results, target, note), "",
-        f"## BLEU by source length in {unit} (Figure 2, sacreBLEU only)", "", "![BLEU by length](bleu_by_length.png)", "",
-        *markdown_table(["bucket", *by_length], [[rows[0]["bucket"], *map(bleu.bucket_cell, rows)]
-                                                 for rows in zip(*by_length.values())]),
-        "", "Long sentences side by side (Appendix C): [long_sentences.md](long_sentences.md).",
+            [
+                "system",
+                "sacreBLEU",
+                "chrF2",
+                "tokenised BLEU" + (" (lowercased)" if args.lowercase else ""),
+                "No UNK: sentences",
+                "No UNK: sacreBLEU",
+                "No UNK: chrF2",
+                "No UNK: tokenised BLEU",
+            ],
+            [
+                [
+                    n,
+                    r["sacrebleu"],
+                    r["chrf"],
+                    r["tokenised_bleu"],
+                    r["no_unk_sentences"],
+                    r["no_unk_sacrebleu"],
+                    r["no_unk_chrf"],
+                    r["no_unk_tokenised_bleu"],
+                ]
+                for n, r in results.items()
+            ],
+        ),
+        "",
+        table_notes(results, target, note),
+        "",
+        f"## BLEU by source length in {unit} (Figure 2, sacreBLEU only)",
+        "",
+        "![BLEU by length](bleu_by_length.png)",
+        "",
+        *markdown_table(["bucket", *by_length], [[rows[0]["bucket"], *map(bleu.bucket_cell, rows)] for rows in zip(*by_length.values())]),
+        "",
+        "Long sentences side by side (Appendix C): [long_sentences.md](long_sentences.md).",
     ]
     if training:
-        lines += ["", "## Training (Table 2)", "", *markdown_table(
-            ["system", "updates", "epochs", "hours", "device", "precision", "train NLL", "dev NLL (best)", "unit"],
-            [[n, t["updates"], t["epochs"], t["wall_hours"], t["device"], t["precision"], t["train_nll"], t["dev_nll"],
-              t["unit"]] for n, t in training.items()])]
+        lines += [
+            "",
+            "## Training (Table 2)",
+            "",
+            *markdown_table(
+                ["system", "updates", "epochs", "hours", "device", "precision", "train NLL", "dev NLL (best)", "unit"],
+                [
+                    [n, t["updates"], t["epochs"], t["wall_hours"], t["device"], t["precision"], t["train_nll"], t["dev_nll"], t["unit"]]
+                    for n, t in training.items()
+                ],
+            ),
+        ]
     write_atomic(out / "report.md", lines)
     summary = {name: {k: v for k, v in r.items() if not k.endswith("hypotheses")} for name, r in results.items()}
-    write_atomic(out / "report.json", [json.dumps(
-        {"split": args.split, "beam": args.beam, "source_lang": source, "target_lang": target, "tokenizer_note": note,
-         "length_unit": unit, "systems": summary, "by_length": by_length, "training": training}, indent=2)])
+    write_atomic(
+        out / "report.json",
+        [
+            json.dumps(
+                {
+                    "split": args.split,
+                    "beam": args.beam,
+                    "source_lang": source,
+                    "target_lang": target,
+                    "tokenizer_note": note,
+                    "length_unit": unit,
+                    "systems": summary,
+                    "by_length": by_length,
+                    "training": training,
+                },
+                indent=2,
+            )
+        ],
+    )
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="rnnsearch-evaluate", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="rnnsearch-evaluate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prepared", type=Path, required=True, help="the --out folder of scripts/prepare_data.py")
     parser.add_argument("--split", default="test", help="fairseq split name (test, test1, valid)")
     parser.add_argument("--system", action="append", required=True, help="NAME=CHECKPOINT (repeat for each system)")
     parser.add_argument("--generated", action="append", default=[], help="NAME=FAIRSEQ_GENERATE_OUTPUT to reuse")
     parser.add_argument("--train-log", action="append", default=[], help="NAME=FAIRSEQ_TRAIN_LOG for Table 2")
     parser.add_argument("--beam", type=int, default=5)
-    parser.add_argument("--buckets", type=lambda v: [int(x) for x in v.split(",") if x], default=[10, 20, 30, 40, 50, 60],
-                        help="bucket edges of source length (default 10,20,...,60: 0-10, ..., 60+)")
-    parser.add_argument("--long", type=int, default=30,
-                        help="Appendix C: sources of this many words (characters where the source has no spaces) or more")
+    parser.add_argument(
+        "--buckets",
+        type=lambda v: [int(x) for x in v.split(",") if x],
+        default=[10, 20, 30, 40, 50, 60],
+        help="bucket edges of source length (default 10,20,...,60: 0-10, ..., 60+)",
+    )
+    parser.add_argument(
+        "--long", type=int, default=30, help="Appendix C: sources of this many words (characters where the source has no spaces) or more"
+    )
     parser.add_argument("--lowercase", action="store_true", help="lowercase the tokenised BLEU")
     parser.add_argument("--out", type=Path, required=True)
     return parser.parse_args(argv)
@@ -235,8 +312,7 @@ def main(argv: list[str] | None = None) -> None:
         references = read_lines(args.prepared / "raw" / f"{args.split}.{target}")
         results = {}
         for name, checkpoint in systems.items():
-            print(f"| {name}: translating {len(sources)} sentences of {args.split} ({source}->{target}, beam {args.beam})",
-                  flush=True)
+            print(f"| {name}: translating {len(sources)} sentences of {args.split} ({source}->{target}, beam {args.beam})", flush=True)
             model = load(checkpoint, args.prepared / "bin")
             results[name] = evaluate_system(model, sources, references, args.beam, generated.get(name), target, args.lowercase)
             write_atomic(args.out / "translations" / f"{name}.txt", results[name]["hypotheses"])
@@ -245,9 +321,11 @@ def main(argv: list[str] | None = None) -> None:
     except (*USER_ERRORS, ScoringError) as error:
         sys.exit(f"rnnsearch-evaluate: error: {error}")
     for name, r in results.items():
-        print(f"| {name}: sacreBLEU {r['sacrebleu']:.2f}, chrF2 {r['chrf']:.2f}, tokenised BLEU "
-              f"{markdown_cell(r['tokenised_bleu'])}, No UNK ({r['no_unk_sentences']} sentences) "
-              f"{markdown_cell(r['no_unk_sacrebleu'])}")
+        print(
+            f"| {name}: sacreBLEU {r['sacrebleu']:.2f}, chrF2 {r['chrf']:.2f}, tokenised BLEU "
+            f"{markdown_cell(r['tokenised_bleu'])}, No UNK ({r['no_unk_sentences']} sentences) "
+            f"{markdown_cell(r['no_unk_sacrebleu'])}"
+        )
     print(f"| wrote {args.out}/report.md")
 
 

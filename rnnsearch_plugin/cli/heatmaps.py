@@ -11,6 +11,7 @@ and 1 white; subword pieces merged into words unless --pieces. From a model, or 
 the S-/H- lines hold the pieces the weights belong to). Labels are drawn in any script
 (``analysis/fonts.py``), tagged with the model's languages (or -s/-t with --generate-output).
 """
+
 import argparse
 import sys
 from pathlib import Path
@@ -57,15 +58,16 @@ def generated_alignments(args: argparse.Namespace) -> tuple[list[Item], str, Lan
         weights, source, target = matrices[index], texts["S"][index].split() + ["</s>"], texts["H"][index].split() + ["</s>"]
         source, target = source[: weights.shape[1]], target[: weights.shape[0]]
         if weights.shape != (len(target), len(source)):
-            raise DataError(f"sentence {index}: the A- line has {weights.shape} weights for {len(target)} x {len(source)} "
-                            "tokens: run fairseq-generate without --remove-bpe/--post-process")
+            raise DataError(
+                f"sentence {index}: the A- line has {weights.shape} weights for {len(target)} x {len(source)} "
+                "tokens: run fairseq-generate without --remove-bpe/--post-process"
+            )
         items.append((index, weights, source, target))
     return items, args.scheme or WORD, (args.source_lang, args.target_lang)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="rnnsearch-heatmaps", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="rnnsearch-heatmaps", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--path", type=Path, help="checkpoint")
     parser.add_argument("--data", type=Path, help="the fairseq-binarized folder the model was trained on")
     parser.add_argument("--input", type=Path, help="raw source sentences, one a line")

@@ -10,6 +10,7 @@ extension (fairseq's PREFIX.LANG, e.g. raw/test.fr) unless --target-lang names i
 score unless there is exactly one hypothesis for every reference line, so a dropped or duplicated
 sentence can never pass as a lower or higher BLEU.
 """
+
 import argparse
 import sys
 from pathlib import Path
@@ -20,8 +21,7 @@ from ..data.textio import write_atomic
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="rnnsearch-score", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="rnnsearch-score", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("generate_output", type=Path, help="output of fairseq-generate/-interactive")
     parser.add_argument("--reference", type=Path, required=True, help="raw reference text, one line each")
     parser.add_argument("--use-h", action="store_true", help="score H- lines instead of detokenised D- lines")
@@ -43,8 +43,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"rnnsearch-score: note: {note}", file=sys.stderr)
     if args.output:
         write_atomic(args.output, hypotheses)
-    print(f"sacreBLEU = {bleu.score:.2f} ({bleu}); {chrf} on {len(references)} sentences of {target}; "
-          f"{signature}; {chrf_signature}")
+    print(f"sacreBLEU = {bleu.score:.2f} ({bleu}); {chrf} on {len(references)} sentences of {target}; {signature}; {chrf_signature}")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ give no gradient), so that oneDNN compiles them for a few shapes rather than one
 Works with any decoder whose ``output_layer`` is one linear map named ``output_projection`` (ours,
 fairseq's transformer) or ``fc_out`` (fairseq's lstm).
 """
+
 import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -45,12 +46,10 @@ ROW_STEP = 256  # the last chunk's products take its rows rounded up to a multip
 
 @dataclass
 class ChunkedCrossEntropyConfig(FairseqDataclass):
-    label_smoothing: float = field(
-        default=0.0, metadata={"help": "epsilon for label smoothing, as label_smoothed_cross_entropy (0: none)"}
-    )
+    label_smoothing: float = field(default=0.0, metadata={"help": "epsilon for label smoothing, as label_smoothed_cross_entropy (0: none)"})
     output_chunk_size: int = field(
-        default=CHUNK_SIZE, metadata={"help": "target positions per chunk of the output layer: its buffers "
-                                              "hold this many x vocabulary values"}
+        default=CHUNK_SIZE,
+        metadata={"help": "target positions per chunk of the output layer: its buffers hold this many x vocabulary values"},
     )
     sentence_avg: bool = II("optimization.sentence_avg")
 
@@ -81,8 +80,16 @@ class Workspace:
         return buffer[:size].view(shape)
 
 
-def chunked_output_loss(features: Tensor, weight: Tensor, bias: Optional[Tensor], target: Tensor, chunk_size: int,
-                        smoothing: float, with_grads: bool, workspace: Workspace) -> OutputLoss:
+def chunked_output_loss(
+    features: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor],
+    target: Tensor,
+    chunk_size: int,
+    smoothing: float,
+    with_grads: bool,
+    workspace: Workspace,
+) -> OutputLoss:
     """features: N x d (real target positions only), weight W_o: K x d, bias: K, target: N."""
     dtype, (vocab, width) = features.dtype, weight.shape
     compute_weight = weight.to(dtype)  # K x d, for d loss / d t = (d loss / d logits) W_o
@@ -97,7 +104,7 @@ def chunked_output_loss(features: Tensor, weight: Tensor, bias: Optional[Tensor]
         grad_features = torch.empty_like(features)
         grad_parameters = features.new_zeros(width + (bias is not None), vocab, dtype=torch.float32)
     for start in range(0, len(features), chunk_size):
-        rows, labels = features[start:start + chunk_size], target[start:start + chunk_size, None]
+        rows, labels = features[start : start + chunk_size], target[start : start + chunk_size, None]
         real = len(labels)  # the products take every row of the chunk, the rest of the loop the real ones
         products = workspace.get("logits", (len(rows), vocab), rows, dtype)
         if compute_bias is None:
@@ -122,7 +129,7 @@ def chunked_output_loss(features: Tensor, weight: Tensor, bias: Optional[Tensor]
         if dtype != torch.float32:  # (in float32 grad_logits are the products' first rows already)
             logits.copy_(grad_logits)
         products[real:].zero_()  # the padding rows: no gradient
-        torch.mm(products, compute_weight, out=grad_features[start:start + chunk_size])
+        torch.mm(products, compute_weight, out=grad_features[start : start + chunk_size])
         if bias is not None:
             rows = torch.cat([rows, rows.new_ones(len(rows), 1)], dim=1)
         rows = rows.t().contiguous()  # (likewise faster than a transposed view)
@@ -166,8 +173,9 @@ class _ChunkedOutputLoss(torch.autograd.Function):
     by ``compute`` (``chunked_output_loss`` with the criterion's settings)."""
 
     @staticmethod
-    def forward(ctx: Any, features: Tensor, weight: Tensor, bias: Optional[Tensor], target: Tensor,
-                compute: Callable[..., OutputLoss]) -> tuple[Tensor, Tensor]:
+    def forward(
+        ctx: Any, features: Tensor, weight: Tensor, bias: Optional[Tensor], target: Tensor, compute: Callable[..., OutputLoss]
+    ) -> tuple[Tensor, Tensor]:
         result = compute(features, weight, bias, target, with_grads=True)
         ctx.grads = result.grads
         ctx.mark_non_differentiable(result.nll)
@@ -195,16 +203,18 @@ def output_projection(decoder: nn.Module) -> nn.Linear:
 
 @register_criterion("chunked_cross_entropy", dataclass=ChunkedCrossEntropyConfig)
 class ChunkedCrossEntropyCriterion(FairseqCriterion):
-    def __init__(self, task: Any, sentence_avg: bool, label_smoothing: float = 0.0,
-                 output_chunk_size: int = CHUNK_SIZE) -> None:
+    def __init__(self, task: Any, sentence_avg: bool, label_smoothing: float = 0.0, output_chunk_size: int = CHUNK_SIZE) -> None:
         super().__init__(task)
         if output_chunk_size < 1:
-            raise UserInputError(f"--output-chunk-size {output_chunk_size}: a chunk needs at least one target position; "
-                                 f"leave it out for the default ({CHUNK_SIZE})")
+            raise UserInputError(
+                f"--output-chunk-size {output_chunk_size}: a chunk needs at least one target position; "
+                f"leave it out for the default ({CHUNK_SIZE})"
+            )
         self.sentence_avg = sentence_avg
         self.smoothing = label_smoothing
-        self.compute = functools.partial(chunked_output_loss, chunk_size=output_chunk_size,
-                                         smoothing=label_smoothing, workspace=Workspace())
+        self.compute = functools.partial(
+            chunked_output_loss, chunk_size=output_chunk_size, smoothing=label_smoothing, workspace=Workspace()
+        )
 
     def forward(self, model: nn.Module, sample: dict[str, Any], reduce: bool = True) -> tuple[Tensor, int, dict[str, Any]]:
         if not reduce:
@@ -214,8 +224,12 @@ class ChunkedCrossEntropyCriterion(FairseqCriterion):
         real = target.ne(self.padding_idx)
         loss, nll = self.output_loss(output_projection(model.decoder), features[real], target[real])
         sample_size = sample["target"].size(0) if self.sentence_avg else sample["ntokens"]
-        logging_output = {"loss": loss.data, "ntokens": sample["ntokens"],
-                          "nsentences": sample["target"].size(0), "sample_size": sample_size}
+        logging_output = {
+            "loss": loss.data,
+            "ntokens": sample["ntokens"],
+            "nsentences": sample["target"].size(0),
+            "sample_size": sample_size,
+        }
         if self.smoothing:
             logging_output["nll_loss"] = nll.data
         return loss, sample_size, logging_output

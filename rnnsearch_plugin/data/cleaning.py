@@ -15,6 +15,7 @@ own order of its languages, so that both directions hold out the same pairs): th
 a side with dev or test is dropped (``overlaps dev/test``), so that no held-out sentence is seen
 in training.
 """
+
 import hashlib
 from collections import Counter
 from dataclasses import dataclass
@@ -34,8 +35,9 @@ class Cleaning:
     keep_duplicates: bool = False
 
 
-def drop_reason(pair: Pair, langs: tuple[str, str], cleaning: Cleaning,
-                own_reason: Optional[Callable[[str, str], Optional[str]]]) -> Optional[str]:
+def drop_reason(
+    pair: Pair, langs: tuple[str, str], cleaning: Cleaning, own_reason: Optional[Callable[[str, str], Optional[str]]]
+) -> Optional[str]:
     if not pair[0] or not pair[1]:
         return "empty"
     if own_reason and (reason := own_reason(*pair)):
@@ -48,8 +50,13 @@ def drop_reason(pair: Pair, langs: tuple[str, str], cleaning: Cleaning,
     return None
 
 
-def clean(first: list[str], second: list[str], langs: tuple[str, str], cleaning: Cleaning,
-          own_reason: Optional[Callable[[str, str], Optional[str]]] = None) -> tuple[list[Pair], Counter]:
+def clean(
+    first: list[str],
+    second: list[str],
+    langs: tuple[str, str],
+    cleaning: Cleaning,
+    own_reason: Optional[Callable[[str, str], Optional[str]]] = None,
+) -> tuple[list[Pair], Counter]:
     """The pairs that pass (whitespace collapsed, in corpus order) and what was dropped, by reason."""
     dropped: Counter = Counter()
     kept: list[Pair] = []

@@ -13,13 +13,14 @@ first ``dev_size`` (3,000) form dev, the next ``test_size`` (3,000) test, the re
 training pair whose English or French side also occurs in dev or test is dropped
 (``overlaps dev/test``), so no dev/test sentence is seen in training.
 """
+
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
 from .cleaning import Cleaning, clean, hash_split, sides
 
-SENTENCE_ENDS = tuple('.!?;"\'»”’')
+SENTENCE_ENDS = tuple(".!?;\"'»”’")
 
 
 @dataclass
@@ -33,8 +34,12 @@ def not_a_sentence(english: str, french: str) -> Optional[str]:
 
 
 def clean_and_split(
-    english: list[str], french: list[str], dev_size: int = 3000, test_size: int = 3000,
-    max_words: int = 100, max_ratio: float = 3.0,
+    english: list[str],
+    french: list[str],
+    dev_size: int = 3000,
+    test_size: int = 3000,
+    max_words: int = 100,
+    max_ratio: float = 3.0,
 ) -> HansardsSplit:
     pairs, dropped = clean(english, french, ("en", "fr"), Cleaning(max_words, max_ratio), not_a_sentence)
     splits = hash_split(pairs, dev_size, test_size, dropped)

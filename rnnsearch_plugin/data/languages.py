@@ -1,6 +1,7 @@
 """What the data pipeline needs to know about a language, by its code (ISO 639-1 where there is
 one, as fairseq's ``-s``/``-t`` and sacremoses use them): whether it separates words with spaces,
 and whether Moses tokenisation (sacremoses) knows it."""
+
 from functools import cache
 
 # The paper's direction, English->French: prepare_data.py's default, and the pair of every folder
@@ -21,7 +22,7 @@ def moses_languages() -> frozenset[str]:
 
 
 def length_unit(lang: str) -> str:
-    """"words", or "characters" for a language written without spaces."""
+    """ "words", or "characters" for a language written without spaces."""
     return "characters" if lang in UNSEGMENTED else "words"
 
 

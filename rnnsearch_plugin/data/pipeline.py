@@ -9,6 +9,7 @@ a language pair ``langs`` = (source, target), e.g. ("en", "fr"):
 Every step writes under a temporary name and renames when complete, so an interrupted run
 leaves nothing that a rerun mistakes for finished output.
 """
+
 import json
 import os
 import shutil
@@ -33,8 +34,7 @@ def console_script(name: str) -> str:
     return str(beside) if beside.exists() else name
 
 
-def raw_splits(corpus: str, out: Path, sources: Sources, langs: tuple[str, str], train_lines: int,
-               **options: Any) -> dict[str, Any]:
+def raw_splits(corpus: str, out: Path, sources: Sources, langs: tuple[str, str], train_lines: int, **options: Any) -> dict[str, Any]:
     """OUT/raw: the corpus's splits as plain text, with what was dropped and why and where
     each file came from (URL or local path, SHA-256)."""
     raw = out / "raw"
@@ -43,22 +43,30 @@ def raw_splits(corpus: str, out: Path, sources: Sources, langs: tuple[str, str],
         report = json.loads(report_path.read_text())
         prepared = tuple(report.get("langs", DEFAULT_PAIR))  # a manifest naming no pair: En->Fr
         if prepared != langs:
-            raise DataError(f"{out} holds {corpus} prepared {prepared[0]}->{prepared[1]}, not {langs[0]}->{langs[1]}: "
-                            "prepare the other direction into another --out")
+            raise DataError(
+                f"{out} holds {corpus} prepared {prepared[0]}->{prepared[1]}, not {langs[0]}->{langs[1]}: "
+                "prepare the other direction into another --out"
+            )
         return report
     print(f"| reading {corpus}", flush=True)
     splits, dropped = CORPORA[corpus](sources, langs, **options)
     if train_lines:
         splits["train"] = {lang: lines[:train_lines] for lang, lines in splits["train"].items()}
-    empty = {split: sum(1 for pair in zip(*(text[lang] for lang in langs)) if not all(side.strip() for side in pair))
-             for split, text in splits.items()}
+    empty = {
+        split: sum(1 for pair in zip(*(text[lang] for lang in langs)) if not all(side.strip() for side in pair))
+        for split, text in splits.items()
+    }
     if any(empty.values()):  # the Hansards and text readers drop (and count) empty training pairs themselves
         raise DataError(f"empty sentences in {corpus} ({empty}); remove those pairs from the raw files first")
     for split, text in splits.items():
         for lang in langs:
             write_atomic(raw / f"{split}.{lang}", text[lang])
-    report = {"langs": list(langs), "pairs": {split: len(text[langs[0]]) for split, text in splits.items()},
-              "dropped": dict(dropped), "sources": sources.origins}
+    report = {
+        "langs": list(langs),
+        "pairs": {split: len(text[langs[0]]) for split, text in splits.items()},
+        "dropped": dict(dropped),
+        "sources": sources.origins,
+    }
     write_atomic(report_path, [json.dumps(report, indent=2)])
     return report
 
@@ -91,9 +99,17 @@ def binarize(out: Path, scheme: str, splits: list[str], langs: tuple[str, str], 
     bin_dir = out / "bin"
     folder = out / scheme
     command = [
-        console_script("fairseq-preprocess"), "--source-lang", langs[0], "--target-lang", langs[1],
-        "--trainpref", str(folder / "train"), "--destdir", str(bin_dir.with_name("bin.part")),
-        "--workers", str(workers),
+        console_script("fairseq-preprocess"),
+        "--source-lang",
+        langs[0],
+        "--target-lang",
+        langs[1],
+        "--trainpref",
+        str(folder / "train"),
+        "--destdir",
+        str(bin_dir.with_name("bin.part")),
+        "--workers",
+        str(workers),
     ]
     prefixes = {"valid": "--validpref", "test": "--testpref"}
     for split, option in prefixes.items():
@@ -125,9 +141,19 @@ def unknown_counts(out: Path, scheme: str, splits: list[str], langs: tuple[str, 
     return counts
 
 
-def prepare(corpus: str, scheme: Scheme, out: Path, langs: tuple[str, str] = DEFAULT_PAIR, local_dir: Optional[Path] = None,
-            train_lines: int = 0, shortlist: int = 0, max_len: int = 0, workers: int = os.cpu_count() or 1,
-            mirror: Optional[str] = None, **corpus_options: Any) -> dict[str, Any]:
+def prepare(
+    corpus: str,
+    scheme: Scheme,
+    out: Path,
+    langs: tuple[str, str] = DEFAULT_PAIR,
+    local_dir: Optional[Path] = None,
+    train_lines: int = 0,
+    shortlist: int = 0,
+    max_len: int = 0,
+    workers: int = os.cpu_count() or 1,
+    mirror: Optional[str] = None,
+    **corpus_options: Any,
+) -> dict[str, Any]:
     """Run every step (see the module's docstring) for ``langs`` = (source, target); downloads go
     to OUT/download (through ``mirror`` when given); ``corpus_options`` go to the corpus reader."""
     report = raw_splits(corpus, out, Sources(local_dir, out / "download", mirror), langs, train_lines, **corpus_options)
@@ -137,10 +163,17 @@ def prepare(corpus: str, scheme: Scheme, out: Path, langs: tuple[str, str] = DEF
     source, target = langs
     pairs = {split: len(read_lines(out / scheme.name / f"{split}.{source}")) for split in splits}
     manifest = {
-        "corpus": corpus, "source_lang": source, "target_lang": target, "scheme": scheme.name,
-        "sources": report["sources"], "pairs": pairs, "dropped_in_cleaning": report["dropped"],
-        "max_len": max_len, "dropped_by_length": report["pairs"]["train"] - pairs["train"],
-        "shortlist": shortlist, **scheme.manifest_entries(),
+        "corpus": corpus,
+        "source_lang": source,
+        "target_lang": target,
+        "scheme": scheme.name,
+        "sources": report["sources"],
+        "pairs": pairs,
+        "dropped_in_cleaning": report["dropped"],
+        "max_len": max_len,
+        "dropped_by_length": report["pairs"]["train"] - pairs["train"],
+        "shortlist": shortlist,
+        **scheme.manifest_entries(),
         "vocabulary": {lang: len(Dictionary.load(str(out / "bin" / f"dict.{lang}.txt"))) for lang in langs},
         "unknown": unknown_counts(out, scheme.name, splits, langs),
         "fairseq_splits": {split: f"bin/{split}.{source}-{target}" for split in splits},

@@ -11,6 +11,7 @@
   character coverage 0.9995 where either language has a large character set (Chinese, Japanese,
   Korean), else 1.0, as sentencepiece recommends. Inverse: decode pieces.
 """
+
 import functools
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -56,8 +57,10 @@ class MosesTokens:
     def use_languages(self, langs: tuple[str, str]) -> None:
         unknown = [lang for lang in langs if lang not in moses_languages()]
         if unknown:
-            raise DataError(f"the {self.name} scheme tokenises with Moses (sacremoses), which does not know "
-                            f"{', '.join(unknown)}: use --scheme spm, which serves every script")
+            raise DataError(
+                f"the {self.name} scheme tokenises with Moses (sacremoses), which does not know "
+                f"{', '.join(unknown)}: use --scheme spm, which serves every script"
+            )
 
     def manifest_entries(self) -> dict[str, Any]:
         return {}
@@ -167,9 +170,14 @@ class SentencePieceScheme:
         sentencepiece.SentencePieceTrainer.train(
             # languages in a fixed order, so that both directions of a corpus get the same model
             sentence_iterator=iter([line for lang in sorted(train) for line in train[lang]]),
-            model_prefix=str(prefix), vocab_size=self.vocab_size, model_type=self.model_type,
-            character_coverage=self.character_coverage, num_threads=self.workers, input_sentence_size=2_000_000,
-            shuffle_input_sentence=True, minloglevel=2,
+            model_prefix=str(prefix),
+            vocab_size=self.vocab_size,
+            model_type=self.model_type,
+            character_coverage=self.character_coverage,
+            num_threads=self.workers,
+            input_sentence_size=2_000_000,
+            shuffle_input_sentence=True,
+            minloglevel=2,
         )
         os.replace(f"{prefix}.vocab", folder / "spm.vocab")
         os.replace(f"{prefix}.model", self.model)

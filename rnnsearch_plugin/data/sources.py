@@ -6,6 +6,7 @@ sets as archives (``dev.tgz``, ``test-full.tgz``, ...). A local folder may hold 
 plain text files (``newstest2014.fr`` or ``newstest2014.fr.gz``) or the archives as they
 were downloaded (``test-full.tgz``); nothing is ever written there.
 """
+
 import hashlib
 import os
 import re
@@ -137,8 +138,7 @@ class Sources:
     def parallel(self, name: str, remotes: dict[str, Optional[Remote]]) -> dict[str, list[str]]:
         """``name.LANG`` for each language of ``remotes``; refuses different line counts instead
         of misaligning them."""
-        return aligned({f"{name}.{lang}": self.text(f"{name}.{lang}", remote) for lang, remote in remotes.items()},
-                       list(remotes))
+        return aligned({f"{name}.{lang}": self.text(f"{name}.{lang}", remote) for lang, remote in remotes.items()}, list(remotes))
 
 
 def aligned(files: dict[str, list[str]], langs: list[str]) -> dict[str, list[str]]:

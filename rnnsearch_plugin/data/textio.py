@@ -1,4 +1,5 @@
 """Reading and writing parallel text without ever losing or misaligning a line."""
+
 import gzip
 import json
 import os
@@ -17,9 +18,10 @@ def decode_lines(raw: bytes, where: str) -> list[str]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        line = raw[:error.start].count(b"\n") + 1
-        raise DataError(f"{where} is not valid UTF-8 on line {line} ({error.reason} at byte {error.start}); "
-                        "re-encode it as UTF-8") from None
+        line = raw[: error.start].count(b"\n") + 1
+        raise DataError(
+            f"{where} is not valid UTF-8 on line {line} ({error.reason} at byte {error.start}); re-encode it as UTF-8"
+        ) from None
     lines = text.split("\n")
     return [line.rstrip("\r") for line in (lines[:-1] if text.endswith("\n") else lines)]
 
@@ -78,8 +80,7 @@ class ResumableLines:
     def open(self) -> int:
         """Open the files; the number of lines an earlier run of the same signature completed."""
         done = 0
-        if self.state.exists() and all(part.exists() for part in self.parts) and \
-                json.loads(self.state.read_text()) == self.signature:
+        if self.state.exists() and all(part.exists() for part in self.parts) and json.loads(self.state.read_text()) == self.signature:
             done = min(complete_lines(part) for part in self.parts)
             for part in self.parts:
                 truncate_to_lines(part, done)

@@ -21,6 +21,7 @@ and ``hub.from_pretrained`` (``load``, and through it rnnsearch-serve, -evaluate
 ``checkpoint_utils``, ``fairseq_cli``'s ``main``) calls ``rnnsearch_plugin.fairseq_fixes.install()``.
 (``alignment_options`` is a check the model runs, not a replacement: it needs no installing.)
 """
+
 import sys
 
 from . import (
@@ -36,8 +37,18 @@ from . import (
     log_output,
 )
 
-REPAIRS = (batching, bf16_device, checkpoint_safety, checkpoint_writing, cli_errors, cpu_amp, distributed_launch,
-           empty_source, interactive_input, log_output)
+REPAIRS = (
+    batching,
+    bf16_device,
+    checkpoint_safety,
+    checkpoint_writing,
+    cli_errors,
+    cpu_amp,
+    distributed_launch,
+    empty_source,
+    interactive_input,
+    log_output,
+)
 
 
 def install() -> None:

@@ -11,13 +11,16 @@ API after the model was prepared without it. The ``--replace-unk`` check can go 
 generator computes the alignment that option copies from without ``--print-alignment`` (0.12.x
 does not); the RNNencdec check belongs to the model and stays.
 """
+
 from contextlib import contextmanager
 from typing import Any, Iterator
 
 from .cli_errors import UserInputError
 
-NO_ATTENTION = ("RNNencdec has no attention, so it has no alignment for --print-alignment or --replace-unk: "
-                "use an rnnsearch model, or leave those options out")
+NO_ATTENTION = (
+    "RNNencdec has no attention, so it has no alignment for --print-alignment or --replace-unk: "
+    "use an rnnsearch model, or leave those options out"
+)
 
 
 def check_options(model: Any, generation: Any) -> None:
@@ -27,8 +30,10 @@ def check_options(model: Any, generation: Any) -> None:
     if (alignment or replace_unk) and not model.attentive:
         raise UserInputError(NO_ATTENTION)
     if replace_unk and alignment != "hard":
-        raise UserInputError("--replace-unk copies the source word each <unk> is aligned with, which fairseq "
-                             "computes only with a hard --print-alignment: add --print-alignment (not soft)")
+        raise UserInputError(
+            "--replace-unk copies the source word each <unk> is aligned with, which fairseq "
+            "computes only with a hard --print-alignment: add --print-alignment (not soft)"
+        )
 
 
 @contextmanager

@@ -22,6 +22,7 @@ same order, then skips the updates already done; tested).
 
 Delete once fairseq's ``batch_by_size`` keeps the tail itself (0.12.x and main drop it).
 """
+
 import functools
 from typing import Any, Callable, Optional
 
@@ -50,8 +51,13 @@ def keeping_every_sentence(batch_by_size: Batcher) -> Batcher:
             indices = np.fromiter(indices, dtype=np.int64, count=-1)
         batches = list(
             batch_by_size(
-                indices, num_tokens_fn, num_tokens_vec, max_tokens, max_sentences,
-                required_batch_size_multiple, fixed_shapes,
+                indices,
+                num_tokens_fn,
+                num_tokens_vec,
+                max_tokens,
+                max_sentences,
+                required_batch_size_multiple,
+                fixed_shapes,
             )
         )
         covered = sum(len(batch) for batch in batches)

@@ -8,6 +8,7 @@ every ``fairseq-train`` run passes through after parsing, to undo that inference
 hold: ``--bf16`` with ``tpu`` set and no ``torch_xla`` installed. A run with ``torch_xla`` keeps
 fairseq's behaviour. Delete this once fairseq stops inferring ``--tpu`` from ``--bf16`` (fairseq issue 4696, "bf16 with A100 GPUs").
 """
+
 import importlib.util
 from typing import Any, Callable
 
@@ -26,6 +27,7 @@ def train_on_the_given_device(call_main: Function) -> Function:
         if tpu_is_inferred_without_xla(cfg.common):
             cfg.common.tpu = False
         return call_main(cfg, main, **kwargs)
+
     return wrapped
 
 

@@ -16,6 +16,7 @@ refused (``RefusedCheckpointError``), with that variable set too. A file torch c
 all (truncated, corrupted) raises ``DamagedCheckpointError`` naming it. Delete the ``checkpoint_utils`` part once fairseq
 passes ``weights_only=True`` itself.
 """
+
 import argparse
 import pickle
 import pickletools
@@ -31,8 +32,7 @@ from .patching import wrap_once
 
 SAFE_GLOBALS = [argparse.Namespace]
 # what torch.load raises on a file it cannot parse
-UNREADABLE = (pickle.UnpicklingError, RuntimeError, EOFError, OSError, ValueError, IndexError, KeyError,
-              zipfile.BadZipFile)
+UNREADABLE = (pickle.UnpicklingError, RuntimeError, EOFError, OSError, ValueError, IndexError, KeyError, zipfile.BadZipFile)
 MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
 
 
@@ -41,18 +41,25 @@ class RefusedCheckpointError(pickle.UnpicklingError):
 
     def __init__(self, error: BaseException) -> None:
         named = refused_global(error)
-        self.reason = (f"it names {named}, which is not allowed" if named else
-                       f"it holds what the weights-only unpickler does not read: {first_words(error)}")
-        super().__init__("refused to load a checkpoint that is not plain fairseq weights, since unpickling it "
-                         f"could run code ({self.reason}); load only checkpoints you trust")
+        self.reason = (
+            f"it names {named}, which is not allowed"
+            if named
+            else f"it holds what the weights-only unpickler does not read: {first_words(error)}"
+        )
+        super().__init__(
+            "refused to load a checkpoint that is not plain fairseq weights, since unpickling it "
+            f"could run code ({self.reason}); load only checkpoints you trust"
+        )
 
 
 class DamagedCheckpointError(ValueError):
     """A checkpoint file that torch cannot read: truncated or corrupted."""
 
     def __init__(self, name: str, error: BaseException) -> None:
-        super().__init__(f"the checkpoint {name} is damaged (truncated or corrupted: {first_words(error)}); "
-                         "use an earlier checkpoint, or write this one again")
+        super().__init__(
+            f"the checkpoint {name} is damaged (truncated or corrupted: {first_words(error)}); "
+            "use an earlier checkpoint, or write this one again"
+        )
 
 
 def first_words(error: BaseException) -> str:

@@ -19,6 +19,7 @@ The guarantee: every checkpoint name holds either its previous content or the co
 file, whenever the process is killed (kill-safe), and also after a power failure on file
 systems that honour fsync. Delete this module once fairseq copies and renames this way itself.
 """
+
 import functools
 import logging
 import os

@@ -23,6 +23,7 @@ too. Nothing changes for a Python program that imports the plugin: the hook is i
 in fairseq's console commands. Delete once fairseq's commands report these mistakes in one line
 themselves (0.12.x prints a traceback for each).
 """
+
 import os
 import sys
 import traceback as tracebacks
@@ -54,18 +55,20 @@ def explain(error: BaseException) -> Optional[str]:
     if isinstance(error, AssertionError) and message and raised_by_a_command(error):
         return message
     if type(error) is Exception and message.startswith("Size of sample"):
-        return (f"{message}. A sentence is longer than the model accepts: shorten it or raise "
-                "--max-source-positions/--max-target-positions")
+        return f"{message}. A sentence is longer than the model accepts: shorten it or raise --max-source-positions/--max-target-positions"
     if type(error) is Exception and message.startswith("Cannot load model parameters"):
-        return (f"{message} Resume with the model options (--arch, sizes) the checkpoint was trained with, "
-                "or give a new --save-dir to start afresh")
+        return (
+            f"{message} Resume with the model options (--arch, sizes) the checkpoint was trained with, "
+            "or give a new --save-dir to start afresh"
+        )
     if isinstance(error, FloatingPointError) and message.startswith("gradients are Nan/Inf"):
-        return (f"{message}: training diverged and stopped; the checkpoints written before are unchanged "
-                "(the failing state is in crash.pt): resume from checkpoint_last.pt with a lower --lr "
-                "or with --clip-norm")
+        return (
+            f"{message}: training diverged and stopped; the checkpoints written before are unchanged "
+            "(the failing state is in crash.pt): resume from checkpoint_last.pt with a lower --lr "
+            "or with --clip-norm"
+        )
     if isinstance(error, FloatingPointError) and "Minimum loss scale reached" in message:
-        return (f"{message.strip()} The run stopped; the checkpoints written before are unchanged "
-                "(the failing state is in crash.pt)")
+        return f"{message.strip()} The run stopped; the checkpoints written before are unchanged (the failing state is in crash.pt)"
     return None
 
 

@@ -15,6 +15,7 @@ GPU runs (an enabled scaler) are unchanged.
 
 Delete when fairseq's AMP autocasts on the CPU (torch.amp with the model's device).
 """
+
 from typing import Any, Callable, Optional
 
 import torch

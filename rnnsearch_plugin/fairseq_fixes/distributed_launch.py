@@ -10,6 +10,7 @@ process, ``CUDA_VISIBLE_DEVICES`` set per task as SLURM often does), and device 
 fairseq accepts without CUDA) when no GPU is visible. Delete it once fairseq handles a machine
 without GPUs there itself.
 """
+
 import os
 from typing import Callable, Mapping
 

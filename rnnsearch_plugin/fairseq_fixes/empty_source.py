@@ -19,6 +19,7 @@ target and is left alone. This also fixes fairseq's own models (``lstm`` and ``t
 make up a sentence the same way); delete once fairseq's generator returns the empty translation
 of an empty source itself (0.12.x does not).
 """
+
 from typing import Any, Optional
 
 import torch
@@ -37,9 +38,15 @@ def empty_rows(src_tokens: torch.Tensor, eos: int, pad: int) -> torch.Tensor:
 
 def empty_translation(eos: int, device: torch.device) -> list[Hypothesis]:
     """The one hypothesis of an empty source: </s>, with probability 1."""
-    return [{"tokens": torch.tensor([eos], device=device), "score": torch.tensor(0.0, device=device),
-             "attention": torch.empty(0), "alignment": torch.empty(0),
-             "positional_scores": torch.zeros(1, device=device)}]
+    return [
+        {
+            "tokens": torch.tensor([eos], device=device),
+            "score": torch.tensor(0.0, device=device),
+            "attention": torch.empty(0),
+            "alignment": torch.empty(0),
+            "positional_scores": torch.zeros(1, device=device),
+        }
+    ]
 
 
 def rows(value: Optional[Any], keep: torch.Tensor, batch_size: int) -> Optional[Any]:
@@ -50,8 +57,14 @@ def rows(value: Optional[Any], keep: torch.Tensor, batch_size: int) -> Optional[
 
 
 def searching_only_what_was_said(inference_step: Function) -> Function:
-    def step(task: Any, generator: Any, models: Any, sample: dict[str, Any], prefix_tokens: Optional[torch.Tensor] = None,
-             constraints: Optional[torch.Tensor] = None) -> list[list[Hypothesis]]:
+    def step(
+        task: Any,
+        generator: Any,
+        models: Any,
+        sample: dict[str, Any],
+        prefix_tokens: Optional[torch.Tensor] = None,
+        constraints: Optional[torch.Tensor] = None,
+    ) -> list[list[Hypothesis]]:
         src_tokens = sample["net_input"].get("src_tokens") if isinstance(generator, SequenceGenerator) else None
         if src_tokens is None:
             return inference_step(task, generator, models, sample, prefix_tokens, constraints)
@@ -59,11 +72,19 @@ def searching_only_what_was_said(inference_step: Function) -> Function:
         if not empty.any():
             return inference_step(task, generator, models, sample, prefix_tokens, constraints)
         keep, size = (~empty).nonzero().squeeze(1), len(src_tokens)
-        searched = iter(inference_step(
-            task, generator, models, {**sample, "net_input": {k: rows(v, keep, size) for k, v in sample["net_input"].items()}},
-            rows(prefix_tokens, keep, size), rows(constraints, keep, size)) if len(keep) else [])
-        return [empty_translation(generator.eos, src_tokens.device) if is_empty else next(searched)
-                for is_empty in empty.tolist()]
+        searched = iter(
+            inference_step(
+                task,
+                generator,
+                models,
+                {**sample, "net_input": {k: rows(v, keep, size) for k, v in sample["net_input"].items()}},
+                rows(prefix_tokens, keep, size),
+                rows(constraints, keep, size),
+            )
+            if len(keep)
+            else []
+        )
+        return [empty_translation(generator.eos, src_tokens.device) if is_empty else next(searched) for is_empty in empty.tolist()]
 
     return step
 

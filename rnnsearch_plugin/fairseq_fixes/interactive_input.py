@@ -15,6 +15,7 @@ after it. ``install`` (active only inside fairseq-interactive, run as the consol
 Delete ``install`` once fairseq-interactive reads and truncates lines this way itself (0.12.x
 ends the process).
 """
+
 import functools
 import logging
 import sys
@@ -59,14 +60,17 @@ def source_limit(max_positions: Any) -> Optional[int]:
 
 
 def warn_truncated(line: str, length: int, limit: int) -> None:
-    logger.warning(f"a source line of {length} tokens ({line[:30]!r}...) is longer than "
-                   f"--max-source-positions {limit}; translating its first {limit - 1} tokens")
+    logger.warning(
+        f"a source line of {length} tokens ({line[:30]!r}...) is longer than "
+        f"--max-source-positions {limit}; translating its first {limit - 1} tokens"
+    )
 
 
 def truncating_long_lines(make_batches: MakeBatches) -> MakeBatches:
     @functools.wraps(make_batches)
-    def make_batches_within_limit(lines: list[str], cfg: Any, task: Any, max_positions: Any,
-                                  encode_fn: Callable[[str], str]) -> Iterator[Any]:
+    def make_batches_within_limit(
+        lines: list[str], cfg: Any, task: Any, max_positions: Any, encode_fn: Callable[[str], str]
+    ) -> Iterator[Any]:
         limit = source_limit(max_positions)
 
         def encode_within_limit(line: str) -> str:

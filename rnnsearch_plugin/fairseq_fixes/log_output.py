@@ -24,6 +24,7 @@
   fairseq's code), after the user's own filters, as for hydra's. Delete each once fairseq pins
   memory only on an accelerator, and calls ``torch.amp.autocast``.
 """
+
 import functools
 import logging
 from typing import Any, Callable

@@ -2,6 +2,7 @@
 the ``torch`` that ``checkpoint_utils`` reads) by a wrapper made from fairseq's own, once, however
 often ``install`` runs (fairseq's commands, ``load``, a program that installs them too), and quiets
 only the warnings about fairseq's code it names (``ignore_warnings``)."""
+
 import warnings
 from typing import Any, Callable
 

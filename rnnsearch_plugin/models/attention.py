@@ -25,6 +25,7 @@ The contract of ``Attention``, the one place it is written:
 The weighted sum c_i = sum_j alpha_ij h_j (Eq. 5) is the decoder's context, not the score's
 (``context.py``).
 """
+
 from typing import Any
 
 import torch

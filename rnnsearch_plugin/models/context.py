@@ -16,6 +16,7 @@ A context is the same in training and decoding; the decoder's loop calls it once
 
 A context holds no parameters: it reads the decoder's C and C_o and the attention's.
 """
+
 from typing import Optional
 
 import torch
@@ -44,9 +45,7 @@ class AttentiveContext:
         annotations = encoder_out["annotations"]  # h: G x S x 2n
         source = {"keys": self.attention.prepare(annotations)}
         if decoding:  # [C h_j ; C_o h_j]: G x S x (3n + kl)
-            source["projected_annotations"] = torch.cat(
-                [self.gru_projection(annotations), self.output_projection(annotations)], dim=-1
-            )
+            source["projected_annotations"] = torch.cat([self.gru_projection(annotations), self.output_projection(annotations)], dim=-1)
         else:  # h_j in the products' dtype, cast once rather than at every step
             source["annotations"] = annotations.to(product_dtype(annotations))
         return source

@@ -17,6 +17,7 @@ the source side is held once per sentence for its k hypotheses (``speed/beam_reo
 attention weights are returned only when the generator asks for them (``make_generation_fast_``).
 ``cpu_bfloat16``: run under bfloat16 autocast on the CPU, states in float32 (``speed/precision.py``).
 """
+
 from typing import Any, Optional
 
 import torch
@@ -64,8 +65,13 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         self.context_projection = nn.Linear(context_size, 3 * hidden_size, bias=False)  # C_z, C_r, C
         self.attention = attention  # RNNsearch's alignment model; None: RNNencdec
         self.deep_output = MaxoutDeepOutput(
-            hidden_size, embed_dim, context_size, maxout_units, len(dictionary),
-            maxout_pool_size, dropout_out,
+            hidden_size,
+            embed_dim,
+            context_size,
+            maxout_units,
+            len(dictionary),
+            maxout_pool_size,
+            dropout_out,
         )
         self.context: SourceContext = (  # c_i: reads C, C_o and the attention, holds no parameters
             AttentiveContext(attention, self.context_projection, self.deep_output.context_projection)
@@ -90,7 +96,10 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         return (features if features_only else self.output_layer(features)), extra
 
     def extract_features(
-        self, prev_output_tokens: Tensor, encoder_out: EncoderOut, incremental_state: IncrementalState = None,
+        self,
+        prev_output_tokens: Tensor,
+        encoder_out: EncoderOut,
+        incremental_state: IncrementalState = None,
         **unused: Any,
     ) -> tuple[Tensor, dict[str, list[Optional[Tensor]]]]:
         """The deep output's maxout layer t_i for every position (R x T x l) and the attention."""

@@ -9,6 +9,7 @@ It has no recurrence, so the decoder applies it to all target positions at once.
 t_i (dropped out in training), the decoder's features; ``output_projection`` is W_o, which the
 decoder's ``output_layer`` applies, or ``criterions/chunked_cross_entropy.py`` a chunk of positions at a time.
 """
+
 from torch import Tensor, nn
 
 

@@ -10,6 +10,7 @@ reorders them into one row per group of hypotheses of a sentence (G rows; ``spee
     "padding_mask": B x S        True on padding
     "sentence":     B            the row's source sentence (one per hypothesis in beam search)
 """
+
 from typing import Optional
 
 import torch
@@ -63,9 +64,7 @@ class RecurrentEncoder(FairseqEncoder):
         mask = src_tokens.ne(self.padding_idx)  # B x S
         rows = {"padding_mask": ~mask, SENTENCE: torch.arange(len(src_tokens), device=src_tokens.device)}
         embedded = self.dropout_in(self.embed_tokens(src_tokens))  # B x S x m
-        forward_states, last_forward = run_masked_recurrence(
-            self.forward_rnn, self.forward_rnn.input_projection(embedded), mask
-        )
+        forward_states, last_forward = run_masked_recurrence(self.forward_rnn, self.forward_rnn.input_projection(embedded), mask)
         if self.backward_rnn is None:
             return {"summary": last_forward, **rows}
         backward_states, first_backward = run_masked_recurrence(

@@ -10,6 +10,7 @@ r o (U h + b), and interpolates the other way round. The terms that do not depen
 h_{i-1} (W x_i, C c_i and the biases) are computed by the caller, for all positions at once
 where possible, and passed in as ``input_terms``.
 """
+
 import torch
 from torch import Tensor, nn
 
@@ -49,9 +50,7 @@ class GatedRecurrentUnit(nn.Module):
         return torch.lerp(hidden, candidate.to(hidden.dtype), update.to(hidden.dtype))  # (1 - z) o h + z o h~
 
 
-def run_masked_recurrence(
-    cell: GatedRecurrentUnit, input_terms: Tensor, mask: Tensor, reverse: bool = False
-) -> tuple[Tensor, Tensor]:
+def run_masked_recurrence(cell: GatedRecurrentUnit, input_terms: Tensor, mask: Tensor, reverse: bool = False) -> tuple[Tensor, Tensor]:
     """Run ``cell`` over the time axis of a padded batch.
 
     input_terms: B x T x 3n; mask: B x T (True on real tokens). A padded position leaves the

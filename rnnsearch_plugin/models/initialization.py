@@ -9,6 +9,7 @@
 A.2 omits the biases ("we omit all bias terms"); the implementation has b_z, b_r, b on the
 inputs of each GRU and one on each of W_s, U_a (b_a), U_o and W_o, and no others.
 """
+
 from torch import nn
 
 from .attention import Attention

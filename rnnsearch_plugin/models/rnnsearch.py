@@ -6,6 +6,7 @@ Appendix A.2.3).
 is the only thing the decoder sees of the source (A.2.2: "the model becomes RNN Encoder-Decoder
 if we fix c_i"); same decoder and deep output, with the attention switched off.
 """
+
 import logging
 from dataclasses import dataclass, field, fields
 from typing import Any, Optional
@@ -32,17 +33,11 @@ logger = logging.getLogger(__name__)
 @dataclass
 class RNNEncDecConfig(FairseqDataclass):
     encoder_embed_dim: int = field(default=620, metadata={"help": "source embedding size m (A.2.3)"})
-    encoder_hidden_size: int = field(
-        default=1000, metadata={"help": "encoder GRU size n, per direction (A.2.3)"}
-    )
+    encoder_hidden_size: int = field(default=1000, metadata={"help": "encoder GRU size n, per direction (A.2.3)"})
     decoder_embed_dim: int = field(default=620, metadata={"help": "target embedding size m"})
     decoder_hidden_size: int = field(default=1000, metadata={"help": "decoder GRU size n"})
-    decoder_out_embed_dim: int = field(
-        default=500, metadata={"help": "maxout units l of the deep output (A.2.2)"}
-    )
-    maxout_pool_size: int = field(
-        default=2, metadata={"help": "units pooled by each maxout unit (2 in the paper)"}
-    )
+    decoder_out_embed_dim: int = field(default=500, metadata={"help": "maxout units l of the deep output (A.2.2)"})
+    maxout_pool_size: int = field(default=2, metadata={"help": "units pooled by each maxout unit (2 in the paper)"})
     readout_state: ChoiceEnum(READOUT_STATES) = field(  # type: ignore[valid-type]
         default="previous",
         metadata={
@@ -50,18 +45,10 @@ class RNNEncDecConfig(FairseqDataclass):
             "authors' code), 'current' = s_i (main text, Eq. (4))"
         },
     )
-    dropout: float = field(
-        default=0.0, metadata={"help": "default for the three dropouts below (not --encoder-dropout-out)"}
-    )
-    encoder_dropout_in: Optional[float] = field(
-        default=None, metadata={"help": "dropout on source embeddings (default: --dropout)"}
-    )
-    decoder_dropout_in: Optional[float] = field(
-        default=None, metadata={"help": "dropout on target embeddings (default: --dropout)"}
-    )
-    decoder_dropout_out: Optional[float] = field(
-        default=None, metadata={"help": "dropout on the maxout layer t_i (default: --dropout)"}
-    )
+    dropout: float = field(default=0.0, metadata={"help": "default for the three dropouts below (not --encoder-dropout-out)"})
+    encoder_dropout_in: Optional[float] = field(default=None, metadata={"help": "dropout on source embeddings (default: --dropout)"})
+    decoder_dropout_in: Optional[float] = field(default=None, metadata={"help": "dropout on target embeddings (default: --dropout)"})
+    decoder_dropout_out: Optional[float] = field(default=None, metadata={"help": "dropout on the maxout layer t_i (default: --dropout)"})
     max_source_positions: int = field(default=1024, metadata={"help": "longest source accepted"})
     max_target_positions: int = field(default=1024, metadata={"help": "longest target accepted"})
     amp: bool = II("common.amp")  # --amp: on a CPU, bfloat16 products (speed/precision.py)
@@ -77,15 +64,10 @@ class RNNSearchConfig(RNNEncDecConfig):
             "2015), not the paper's"
         },
     )
-    attention_hidden_size: int = field(
-        default=1000, metadata={"help": "hidden units n' of the alignment model (A.2.3)"}
-    )
+    attention_hidden_size: int = field(default=1000, metadata={"help": "hidden units n' of the alignment model (A.2.3)"})
     encoder_dropout_out: float = field(
         default=0.0,
-        metadata={
-            "help": "dropout on the annotations h_j that the alignment model weighs into c_i (default "
-            "0 whatever --dropout says)"
-        },
+        metadata={"help": "dropout on the annotations h_j that the alignment model weighs into c_i (default 0 whatever --dropout says)"},
     )
 
 
@@ -180,11 +162,11 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
         return super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
 
     @classmethod
-    def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str = "model.pt",
-                        data_name_or_path: str = ".", **kwargs: Any) -> "hub.RNNSearchHubInterface":
+    def from_pretrained(
+        cls, model_name_or_path: str, checkpoint_file: str = "model.pt", data_name_or_path: str = ".", **kwargs: Any
+    ) -> "hub.RNNSearchHubInterface":
         """fairseq's hub loading, returning ``hub.RNNSearchHubInterface`` (``hub.from_pretrained``)."""
-        return hub.from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path,
-                                   archive_map=cls.hub_models(), **kwargs)
+        return hub.from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path, archive_map=cls.hub_models(), **kwargs)
 
 
 @register_model("rnnencdec", dataclass=RNNEncDecConfig)
@@ -195,14 +177,20 @@ class RNNEncDecModel(RNNSearchModel):
 
 
 PAPER_PRESET = {  # A.2.3; no dropout, as in the paper
-    "encoder_embed_dim": 620, "decoder_embed_dim": 620,
-    "encoder_hidden_size": 1000, "decoder_hidden_size": 1000,
-    "attention_hidden_size": 1000, "decoder_out_embed_dim": 500,
+    "encoder_embed_dim": 620,
+    "decoder_embed_dim": 620,
+    "encoder_hidden_size": 1000,
+    "decoder_hidden_size": 1000,
+    "attention_hidden_size": 1000,
+    "decoder_out_embed_dim": 500,
 }
 SMALL_PRESET = {  # for CPU experiments on small corpora such as Multi30k
-    "encoder_embed_dim": 256, "decoder_embed_dim": 256,
-    "encoder_hidden_size": 256, "decoder_hidden_size": 256,
-    "attention_hidden_size": 256, "decoder_out_embed_dim": 256,
+    "encoder_embed_dim": 256,
+    "decoder_embed_dim": 256,
+    "encoder_hidden_size": 256,
+    "decoder_hidden_size": 256,
+    "attention_hidden_size": 256,
+    "decoder_out_embed_dim": 256,
     "dropout": 0.2,
 }
 

@@ -14,6 +14,7 @@ as ``--optimizer rnnsearch_adadelta --lr 1.0 --lr-scheduler fixed --clip-norm 1.
 last two fairseq's defaults apply (``--lr 0.25``, no clipping), which is not B.2, and the
 optimizer says so in one warning line at start-up.
 """
+
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -40,8 +41,10 @@ class PaperAdadeltaConfig(FairseqDataclass):
 def warn_unless_appendix_b2(cfg: Any) -> None:
     """One warning line when --lr or --clip-norm is not B.2's (1.0 each)."""
     if (cfg.lr[0], cfg.clip_norm) != (1.0, 1.0):
-        logger.warning(f"rnnsearch_adadelta runs with --lr {cfg.lr[0]} --clip-norm {cfg.clip_norm}, not "
-                       "Appendix B.2's --lr 1.0 --clip-norm 1.0 (fairseq's defaults are --lr 0.25, no clipping)")
+        logger.warning(
+            f"rnnsearch_adadelta runs with --lr {cfg.lr[0]} --clip-norm {cfg.clip_norm}, not "
+            "Appendix B.2's --lr 1.0 --clip-norm 1.0 (fairseq's defaults are --lr 0.25, no clipping)"
+        )
 
 
 @register_optimizer("rnnsearch_adadelta", dataclass=PaperAdadeltaConfig)
@@ -64,14 +67,10 @@ class PaperAdadelta(FairseqOptimizer):
     def supports_flat_params(self) -> bool:
         return True
 
-    def clip_grad_norm(
-        self, max_norm: float, aggregate_norm_fn: Optional[Callable[[torch.Tensor], torch.Tensor]] = None
-    ) -> torch.Tensor:
+    def clip_grad_norm(self, max_norm: float, aggregate_norm_fn: Optional[Callable[[torch.Tensor], torch.Tensor]] = None) -> torch.Tensor:
         """Rescale the gradient to norm ``max_norm`` if it is longer (B.2); return its norm."""
         grads = [p.grad.detach() for p in self.params if p.grad is not None]
-        total_norm = torch.linalg.vector_norm(
-            torch.stack([torch.linalg.vector_norm(g, dtype=at_least_float32(g.dtype)) for g in grads])
-        )
+        total_norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g, dtype=at_least_float32(g.dtype)) for g in grads]))
         if aggregate_norm_fn is not None:  # distributed training: the norm of the global gradient
             total_norm = aggregate_norm_fn(total_norm)
         if max_norm > 0 and total_norm > max_norm:

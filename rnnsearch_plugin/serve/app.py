@@ -8,6 +8,7 @@
 Every error is a JSON object {"error": "one line"} with its HTTP status (``requests.py``; 404,
 405, 503 when the queue is full, 500 for a failure of the model, which the server survives).
 """
+
 import asyncio
 import logging
 from contextlib import asynccontextmanager
@@ -55,16 +56,18 @@ async def request_error(request: Request, error: Exception) -> Response:
     if isinstance(error, QueueFull):
         return error_response(503, f"the server is busy: {error}; retry shortly", {"Retry-After": "1"})
     assert isinstance(error, HTTPException)
-    return error_response(error.status_code, f"{error.detail}: {request.method} {request.url.path} (the API: "
-                                             "GET /health, POST /translate, POST /score)", error.headers)
+    return error_response(
+        error.status_code,
+        f"{error.detail}: {request.method} {request.url.path} (the API: GET /health, POST /translate, POST /score)",
+        error.headers,
+    )
 
 
 async def server_error(request: Request, error: Exception) -> Response:
     return error_response(500, f"the model failed on this request ({type(error).__name__}: {error}); the server goes on")
 
 
-def create_app(model: RNNSearchHubInterface, checkpoint: Path, data: Path, limits: Limits,
-               health_paths: bool = False) -> Starlette:
+def create_app(model: RNNSearchHubInterface, checkpoint: Path, data: Path, limits: Limits, health_paths: bool = False) -> Starlette:
     """The application; /health names the checkpoint and dictionaries by their absolute paths
     only with ``health_paths`` (by their file names otherwise)."""
     batcher = Batcher(partial(run_batch, model), limits.batch_sentences, limits.max_waiting)
@@ -79,8 +82,7 @@ def create_app(model: RNNSearchHubInterface, checkpoint: Path, data: Path, limit
         return await answer(request, lambda body: translate_request(body, limits, model.encode, attentive), "translations")
 
     async def score(request: Request) -> Response:
-        return await answer(request, lambda body: score_request(body, limits, model.encode, model.encode_target, attentive),
-                            "scores")
+        return await answer(request, lambda body: score_request(body, limits, model.encode, model.encode_target, attentive), "scores")
 
     async def health(request: Request) -> Response:
         return JSONResponse({**info, "limits": limits.as_dict(), "queue": batcher.stats()})
@@ -95,8 +97,11 @@ def create_app(model: RNNSearchHubInterface, checkpoint: Path, data: Path, limit
         batcher.stop()
 
     routes = [
-        Route("/", page), Route("/health", health), Route("/translate", translate, methods=["POST"]),
-        Route("/score", score, methods=["POST"]), Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        Route("/", page),
+        Route("/health", health),
+        Route("/translate", translate, methods=["POST"]),
+        Route("/score", score, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     handlers = {RequestError: request_error, QueueFull: request_error, HTTPException: request_error, Exception: server_error}
     return Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)

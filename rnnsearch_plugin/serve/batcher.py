@@ -8,6 +8,7 @@ at a time, so that one bad request fails alone. fairseq's hub interface is not m
 concurrent calls (its generator and incremental state are per call, the model is shared), which
 is why nothing else touches the model.
 """
+
 import logging
 import threading
 from collections import deque
@@ -106,7 +107,7 @@ class Batcher:
         self.count(requests=len(group), batches=1, sentences=len(results))
         start = 0
         for job in group:
-            job.future.set_result(results[start:start + len(job.items)])
+            job.future.set_result(results[start : start + len(job.items)])
             start += len(job.items)
 
     def count(self, **increments: int) -> None:

@@ -8,6 +8,7 @@ takes a free port. It prints where it listens once the model is loaded. One proc
 requests are queued and batched onto it (``batcher.py``). The page is at /, the API at /health,
 /translate and /score (docs/serve.md).
 """
+
 import argparse
 import socket
 import sys
@@ -32,13 +33,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s, this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default: %(default)s; 0 takes a free one)")
     parser.add_argument("--cpu", action="store_true", help="run on the CPU even where CUDA is available")
-    parser.add_argument("--health-paths", action="store_true",
-                        help="/health gives the absolute paths of the checkpoint and dictionaries (default: their file "
-                             "names; every client that reaches the port reads /health)")
+    parser.add_argument(
+        "--health-paths",
+        action="store_true",
+        help="/health gives the absolute paths of the checkpoint and dictionaries (default: their file "
+        "names; every client that reaches the port reads /health)",
+    )
     limits = parser.add_argument_group("limits")
     for name, default in Limits().as_dict().items():
-        limits.add_argument(f"--{name.replace('_', '-')}", type=int, default=default, metavar="N",
-                            help=f"{Limits.help()[name]} (default: {default:,})")
+        limits.add_argument(
+            f"--{name.replace('_', '-')}", type=int, default=default, metavar="N", help=f"{Limits.help()[name]} (default: {default:,})"
+        )
     args = parser.parse_args(argv)
     for name in Limits().as_dict():
         if getattr(args, name) < 1:
@@ -52,8 +57,7 @@ def listen(host: str, port: int) -> socket.socket:
     try:
         return socket.create_server((host, port), family=family)
     except OSError as error:
-        sys.exit(f"{PROGRAM}: error: cannot listen on {host}:{port}: {error.strerror or error} "
-                 "(give another --port or --host)")
+        sys.exit(f"{PROGRAM}: error: cannot listen on {host}:{port}: {error.strerror or error} (give another --port or --host)")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -72,8 +76,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"{PROGRAM}: error: {message}")
     accepted = source_limit(model.max_positions)
     if accepted is not None and limits.max_sentence_tokens > accepted:
-        sys.exit(f"{PROGRAM}: error: --max-sentence-tokens {limits.max_sentence_tokens} is more than the model "
-                 f"accepts ({accepted}, its --max-source-positions)")
+        sys.exit(
+            f"{PROGRAM}: error: --max-sentence-tokens {limits.max_sentence_tokens} is more than the model "
+            f"accepts ({accepted}, its --max-source-positions)"
+        )
     if torch.cuda.is_available() and not args.cpu:
         model.cuda()
     serve(model, args, limits, server_socket)
@@ -83,8 +89,10 @@ def serve(model: RNNSearchHubInterface, args: argparse.Namespace, limits: Limits
     host, port = server_socket.getsockname()[:2]
     address = f"[{host}]" if ":" in host else host
     app = create_app(model, args.path.resolve(), args.data.resolve(), limits, args.health_paths)
-    print(f"| {PROGRAM}: {args.path} listening on http://{address}:{port}/ (the page; the API: GET /health, "
-          "POST /translate, POST /score)", flush=True)
+    print(
+        f"| {PROGRAM}: {args.path} listening on http://{address}:{port}/ (the page; the API: GET /health, POST /translate, POST /score)",
+        flush=True,
+    )
     try:
         uvicorn.Server(uvicorn.Config(app, log_config=None)).run(sockets=[server_socket])
     except KeyboardInterrupt:  # uvicorn shuts down gracefully on Ctrl-C, then raises it again

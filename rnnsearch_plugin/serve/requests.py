@@ -5,6 +5,7 @@ one-line message and the HTTP status that fits (400 a malformed request, 413 one
     POST /translate {"sentences": ["A dog runs."], "beam": 5, "nbest": 1, "alignment": true, "pieces": false}
     POST /score     {"pairs": [{"source": "A dog runs.", "target": "Un chien court."}], "alignment": true}
 """
+
 import json
 import sys
 from dataclasses import asdict, dataclass, field, fields
@@ -60,8 +61,11 @@ def parse_body(body: bytes) -> dict[str, Any]:
     except json.JSONDecodeError as error:
         raise RequestError(400, f"invalid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
     except RecursionError:  # Python's parser recurses once per [ or {: a malformed request, not a failure
-        raise RequestError(400, f"invalid JSON: nested more than about {sys.getrecursionlimit():,} levels deep "
-                                '(arrays or objects within each other): send an object such as {"sentences": [...]}') from None
+        raise RequestError(
+            400,
+            f"invalid JSON: nested more than about {sys.getrecursionlimit():,} levels deep "
+            '(arrays or objects within each other): send an object such as {"sentences": [...]}',
+        ) from None
     if not isinstance(value, dict):
         raise RequestError(400, f"expected a JSON object, got {type(value).__name__}")
     return value
@@ -95,8 +99,11 @@ def listed(request: dict[str, Any], name: str, limits: Limits) -> list[Any]:
     if not isinstance(value, list) or not value:
         raise RequestError(400, f"{name!r} must be a non-empty list")
     if len(value) > limits.max_sentences:
-        raise RequestError(413, f"{len(value)} {name} in one request, more than the limit of {limits.max_sentences} "
-                                "(rnnsearch-serve --max-sentences): split the request")
+        raise RequestError(
+            413,
+            f"{len(value)} {name} in one request, more than the limit of {limits.max_sentences} "
+            "(rnnsearch-serve --max-sentences): split the request",
+        )
     return value
 
 
@@ -112,8 +119,11 @@ def text(value: Any, what: str) -> str:
 
 def within_limit(tokens: torch.Tensor, what: str, limits: Limits) -> torch.Tensor:
     if len(tokens) > limits.max_sentence_tokens:
-        raise RequestError(413, f"{what} has {len(tokens)} subword tokens with </s>, more than the limit of "
-                                f"{limits.max_sentence_tokens} (rnnsearch-serve --max-sentence-tokens): shorten or split it")
+        raise RequestError(
+            413,
+            f"{what} has {len(tokens)} subword tokens with </s>, more than the limit of "
+            f"{limits.max_sentence_tokens} (rnnsearch-serve --max-sentence-tokens): shorten or split it",
+        )
     return tokens
 
 
@@ -121,16 +131,20 @@ def alignment_flag(request: dict[str, Any], attentive: bool) -> bool:
     """Whether to return soft alignments: by default for RNNsearch; RNNencdec has none (422)."""
     wanted = flag(request, "alignment", attentive)
     if wanted and not attentive:
-        raise RequestError(422, "this is an RNNencdec model: it has no attention, so no alignment to return "
-                                '(leave out "alignment" or serve an rnnsearch model)')
+        raise RequestError(
+            422,
+            "this is an RNNencdec model: it has no attention, so no alignment to return "
+            '(leave out "alignment" or serve an rnnsearch model)',
+        )
     return wanted
 
 
 Encode = Callable[[str], torch.Tensor]
 
 
-def translate_request(request: dict[str, Any], limits: Limits, encode: Encode,
-                      attentive: bool) -> tuple[tuple[str, int, int], list[TranslateItem]]:
+def translate_request(
+    request: dict[str, Any], limits: Limits, encode: Encode, attentive: bool
+) -> tuple[tuple[str, int, int], list[TranslateItem]]:
     """The batching key (beam, n-best) and the items of a /translate request."""
     check_fields(request, TRANSLATE_FIELDS)
     sentences = listed(request, "sentences", limits)
@@ -144,8 +158,9 @@ def translate_request(request: dict[str, Any], limits: Limits, encode: Encode,
     return ("translate", beam, nbest), items
 
 
-def score_request(request: dict[str, Any], limits: Limits, encode: Encode, encode_target: Encode,
-                  attentive: bool) -> tuple[tuple[str], list[ScoreItem]]:
+def score_request(
+    request: dict[str, Any], limits: Limits, encode: Encode, encode_target: Encode, attentive: bool
+) -> tuple[tuple[str], list[ScoreItem]]:
     """The batching key and the items of a /score request."""
     check_fields(request, SCORE_FIELDS)
     pairs = listed(request, "pairs", limits)
@@ -155,8 +170,14 @@ def score_request(request: dict[str, Any], limits: Limits, encode: Encode, encod
         if not isinstance(pair, dict) or set(pair) != {"source", "target"}:
             raise RequestError(400, f'pair {index} must be an object {{"source": "...", "target": "..."}}')
         source, target = text(pair["source"], f"pair {index}'s source"), text(pair["target"], f"pair {index}'s target")
-        items.append(ScoreItem(
-            source, target, within_limit(encode(source), f"pair {index}'s source", limits),
-            within_limit(encode_target(target), f"pair {index}'s target", limits), alignment, pieces,
-        ))
+        items.append(
+            ScoreItem(
+                source,
+                target,
+                within_limit(encode(source), f"pair {index}'s source", limits),
+                within_limit(encode_target(target), f"pair {index}'s target", limits),
+                alignment,
+                pieces,
+            )
+        )
     return ("score",), items

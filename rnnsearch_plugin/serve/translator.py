@@ -9,6 +9,7 @@ natural-log scores: a hypothesis's ``score`` is its beam-search score (log-proba
 token with --lenpen 1; fairseq-generate prints it divided by ln 2), a scored pair's is the sum
 of its tokens' log-probabilities, </s> included.
 """
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Hashable, Iterator, Optional
@@ -50,15 +51,22 @@ def run_batch(model: RNNSearchHubInterface, key: Hashable, items: list[Any]) -> 
 def translate(model: RNNSearchHubInterface, items: list[TranslateItem], beam: int, nbest: int) -> list[dict[str, Any]]:
     sources = [item.tokens for item in items]
     hypotheses = [hypos[:nbest] for hypos in model.generate(sources, beam=beam)]  # the search keeps `beam` of them
-    aligned = [(index, hypo) for index, hypos in enumerate(hypotheses) if items[index].alignment
-               and not model.is_empty(items[index].tokens) for hypo in hypos]
-    weights = iter(model.forced([sources[index] for index, _ in aligned], [hypo["tokens"].cpu() for _, hypo in aligned],
-                                 scores=False))
+    aligned = [
+        (index, hypo)
+        for index, hypos in enumerate(hypotheses)
+        if items[index].alignment and not model.is_empty(items[index].tokens)
+        for hypo in hypos
+    ]
+    weights = iter(model.forced([sources[index] for index, _ in aligned], [hypo["tokens"].cpu() for _, hypo in aligned], scores=False))
     results = []
     for item, hypos in zip(items, hypotheses):
-        results.append({"source": item.sentence, "source_tokens": model.src_dict.string(item.tokens).split(),
-                        "hypotheses": [hypothesis(model, item, hypo, aligned_weights(model, item, weights))
-                                       for hypo in hypos]})
+        results.append(
+            {
+                "source": item.sentence,
+                "source_tokens": model.src_dict.string(item.tokens).split(),
+                "hypotheses": [hypothesis(model, item, hypo, aligned_weights(model, item, weights)) for hypo in hypos],
+            }
+        )
     return results
 
 
@@ -70,37 +78,49 @@ def aligned_weights(model: RNNSearchHubInterface, item: TranslateItem, weights: 
     return torch.zeros(0, 0) if model.is_empty(item.tokens) else next(weights)[1]
 
 
-def hypothesis(model: RNNSearchHubInterface, item: TranslateItem, hypo: dict[str, Any],
-               weights: Optional[torch.Tensor]) -> dict[str, Any]:
+def hypothesis(model: RNNSearchHubInterface, item: TranslateItem, hypo: dict[str, Any], weights: Optional[torch.Tensor]) -> dict[str, Any]:
     tokens = hypo["tokens"].cpu()
-    return {"translation": model.decode(tokens), "score": float(hypo["score"]),
-            "tokens": model.tgt_dict.string(tokens).split(), **alignment(model, item, item.tokens, tokens, weights)}
+    return {
+        "translation": model.decode(tokens),
+        "score": float(hypo["score"]),
+        "tokens": model.tgt_dict.string(tokens).split(),
+        **alignment(model, item, item.tokens, tokens, weights),
+    }
 
 
 def score(model: RNNSearchHubInterface, items: list[ScoreItem]) -> list[dict[str, Any]]:
     forced = model.forced([item.source_tokens for item in items], [item.target_tokens for item in items])
     return [
-        {"source": item.source, "target": item.target, "score": float(scores.sum()),
-         "positional_scores": [round(float(value), DIGITS) for value in scores],
-         "tokens": model.tgt_dict.string(item.target_tokens).split(),
-         **alignment(model, item, item.source_tokens, item.target_tokens, weights if item.alignment else None)}
+        {
+            "source": item.source,
+            "target": item.target,
+            "score": float(scores.sum()),
+            "positional_scores": [round(float(value), DIGITS) for value in scores],
+            "tokens": model.tgt_dict.string(item.target_tokens).split(),
+            **alignment(model, item, item.source_tokens, item.target_tokens, weights if item.alignment else None),
+        }
         for item, (scores, weights) in zip(items, forced)
     ]
 
 
-def alignment(model: RNNSearchHubInterface, item: Any, source: torch.Tensor, target: torch.Tensor,
-              weights: Optional[torch.Tensor]) -> dict[str, Any]:
+def alignment(
+    model: RNNSearchHubInterface, item: Any, source: torch.Tensor, target: torch.Tensor, weights: Optional[torch.Tensor]
+) -> dict[str, Any]:
     """{"alignment": {"source", "target", "weights" (target x source)}}, or {} when not asked."""
     if weights is None:
         return {}
     if not weights.numel():  # an empty source's empty translation aligns nothing
         return {"alignment": {"source": [], "target": [], "weights": []}}
-    matrix, source_labels, target_labels = (
-        weights.numpy(), model.pieces(model.src_dict, source), model.pieces(model.tgt_dict, target))
+    matrix, source_labels, target_labels = (weights.numpy(), model.pieces(model.src_dict, source), model.pieces(model.tgt_dict, target))
     if not item.pieces:
         matrix, source_labels, target_labels = merge_pieces(matrix, source_labels, target_labels, model.scheme)
-    return {"alignment": {"source": source_labels, "target": target_labels,
-                          "weights": [[round(float(value), DIGITS) for value in row] for row in matrix]}}
+    return {
+        "alignment": {
+            "source": source_labels,
+            "target": target_labels,
+            "weights": [[round(float(value), DIGITS) for value in row] for row in matrix],
+        }
+    }
 
 
 def describe(model: RNNSearchHubInterface, checkpoint: Path, data: Path, paths: bool = False) -> dict[str, Any]:
@@ -115,10 +135,8 @@ def describe(model: RNNSearchHubInterface, checkpoint: Path, data: Path, paths: 
         "checkpoint": shown(checkpoint),
         "architecture": getattr(model.cfg.model, "arch", None) or getattr(model.cfg.model, "_name", None),
         "attention": bool(model.models[0].attentive),
-        "source": {"language": task.source_lang, "dictionary": shown(data / f"dict.{task.source_lang}.txt"),
-                   "size": len(model.src_dict)},
-        "target": {"language": task.target_lang, "dictionary": shown(data / f"dict.{task.target_lang}.txt"),
-                   "size": len(model.tgt_dict)},
+        "source": {"language": task.source_lang, "dictionary": shown(data / f"dict.{task.source_lang}.txt"), "size": len(model.src_dict)},
+        "target": {"language": task.target_lang, "dictionary": shown(data / f"dict.{task.target_lang}.txt"), "size": len(model.tgt_dict)},
         "subwords": model.scheme,
         "device": str(model.device),
     }

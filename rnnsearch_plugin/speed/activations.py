@@ -19,6 +19,7 @@ kernels torch runs on the processor, so the route is chosen by them:
 
 What each choice measured, and on which processor: ``benchmarks/changes.md``.
 """
+
 from functools import cache
 
 import torch

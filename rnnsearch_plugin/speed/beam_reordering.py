@@ -15,6 +15,7 @@ tensor is selected by row, one source-side row per hypothesis (k = 1), as fairse
 (``routes.py``). Either way each hypothesis row reads its own sentence's source side, so the
 results are the same; holding it once per group saves the copies (``benchmarks/changes.md``).
 """
+
 from collections.abc import Collection
 
 import torch
@@ -48,9 +49,7 @@ def new_groups(old_group: Tensor) -> Tensor:
     return old_group
 
 
-def select_rows(
-    tensors: dict[str, Tensor], new_order: Tensor, per_hypothesis_keys: Collection[str] = ()
-) -> dict[str, Tensor]:
+def select_rows(tensors: dict[str, Tensor], new_order: Tensor, per_hypothesis_keys: Collection[str] = ()) -> dict[str, Tensor]:
     """Hypothesis rows ``new_order`` of ``tensors``: the tensors named in ``per_hypothesis_keys``
     have a row per hypothesis, the others (but ``SENTENCE``) a row per group."""
     sentence = tensors[SENTENCE].index_select(0, new_order)

@@ -20,6 +20,7 @@ A training step costs three times the forward count (the backward pass computes 
 with respect to both operands of every product), the usual convention for model-FLOP
 utilisation; one multiply-add is two floating-point operations.
 """
+
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Optional

@@ -21,6 +21,7 @@ autocast casting them again at every decoding step.
 oneDNN, which runs the bfloat16 products, compiles each product for its exact shape, keeping the
 last ``ONEDNN_PRIMITIVE_CACHE_CAPACITY`` (1,024 by default); ``keep_compiled_products`` raises it.
 """
+
 import contextlib
 import logging
 import os
@@ -48,8 +49,7 @@ def bfloat16_supported() -> bool:
 def cpu_bfloat16_available(requested: bool) -> bool:
     """``requested`` where the processor has bfloat16 arithmetic; else one line saying why not."""
     if requested and not bfloat16_supported():
-        logger.warning("--amp: this processor has no bfloat16 arithmetic (no AVX512-BF16 or AMX), "
-                       "so the model runs in float32")
+        logger.warning("--amp: this processor has no bfloat16 arithmetic (no AVX512-BF16 or AMX), so the model runs in float32")
         return False
     if requested:
         silence_disabled_cuda_warnings()

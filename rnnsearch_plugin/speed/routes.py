@@ -7,6 +7,7 @@ The processor a measurement names: ``cpuinfo_field``, and the instruction sets i
 on, ``ISA_FLAGS`` (``python -m rnnsearch_plugin.speed.routes`` prints "model name<TAB>flags", for
 scripts/reproduce_results.sh; scripts/benchmark.py reads them here).
 """
+
 from pathlib import Path
 
 import torch

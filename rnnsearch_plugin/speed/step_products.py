@@ -17,6 +17,7 @@ equations. What it saves: ``benchmarks/changes.md``.
 Without autograd (decoding, validation), or on a device other than the CPU (``routes.py``), the
 products are plain ones.
 """
+
 from typing import Any, Callable, Optional, Union
 
 import torch
@@ -50,8 +51,13 @@ class _SharedOperand(torch.autograd.Function):
     def backward(ctx: Any, _unused: Optional[Tensor]) -> tuple[Optional[Tensor], None, None]:
         tape = ctx.tape
         inputs = torch.cat(tape.inputs, dim=-2)  # ... x (T B rows, or T per sentence) x k
-        grads = torch.cat([tape.grads.get(step, x.new_zeros(*x.shape[:-1], ctx.width))  # zeros: an unused step
-                           for step, x in enumerate(tape.inputs)], dim=-2)
+        grads = torch.cat(
+            [
+                tape.grads.get(step, x.new_zeros(*x.shape[:-1], ctx.width))  # zeros: an unused step
+                for step, x in enumerate(tape.inputs)
+            ],
+            dim=-2,
+        )
         tape.inputs.clear(), tape.grads.clear()
         return (inputs.transpose(-1, -2) @ grads).to(ctx.operand_dtype), None, None
 

@@ -1,5 +1,6 @@
 """The machine and process environment a benchmark records and runs its workers under: the
 processor, its ISA flags, the library versions, and glibc's malloc settings."""
+
 import os
 import platform
 import time
@@ -35,9 +36,13 @@ def environment(device: str) -> dict[str, str]:
 
     cpu = cpuinfo_field("model name") or platform.processor()
     described = torch.cuda.get_device_name() if device == "cuda" else f"{cpu}, {os.cpu_count()} cores"
-    return {"device": described, "isa_flags": " ".join(isa_flags()) or "none of " + ", ".join(ISA_FLAGS),
-            "torch": torch.__version__, "fairseq": fairseq.__version__,
-            "python": platform.python_version(), "threads": str(torch.get_num_threads()),
-            "allocator": allocator_settings(os.environ),
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-
+    return {
+        "device": described,
+        "isa_flags": " ".join(isa_flags()) or "none of " + ", ".join(ISA_FLAGS),
+        "torch": torch.__version__,
+        "fairseq": fairseq.__version__,
+        "python": platform.python_version(),
+        "threads": str(torch.get_num_threads()),
+        "allocator": allocator_settings(os.environ),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }

@@ -1,5 +1,6 @@
 """The fairseq command lines the benchmark's sections run: the corpus's language pair, the
 device, and the Trainer's options shared by every training variant."""
+
 import argparse
 from pathlib import Path
 
@@ -12,8 +13,9 @@ def binarized_pair(data: Path | None, program: str) -> tuple[str, str]:
 
     pair = data_pair(data) if data is not None and data.is_dir() else None
     if pair is None or not all((data / f"dict.{lang}.txt").exists() for lang in pair):  # type: ignore[operator]
-        raise SystemExit(f"{program}: error: {data} is not a binarized folder of one language pair "
-                         "(the bin/ of scripts/prepare_data.py's --out)")
+        raise SystemExit(
+            f"{program}: error: {data} is not a binarized folder of one language pair (the bin/ of scripts/prepare_data.py's --out)"
+        )
     return pair
 
 
@@ -29,8 +31,26 @@ def pair_options(opts: argparse.Namespace) -> list[str]:
 
 def trainer_options(opts: argparse.Namespace) -> list[str]:
     """fairseq-train's options on --data, every training variant's: Adam, clipping, --max-tokens."""
-    return [str(opts.data), "--user-dir", "rnnsearch_plugin", "--task", "translation", *pair_options(opts),
-            "--optimizer", "adam", "--lr", "0.002", "--clip-norm", "1.0",
-            "--max-tokens", str(opts.max_tokens), "--seed", "1", "--num-workers", "0",
-            "--data-buffer-size", "0", *device_flags(opts.device)]
-
+    return [
+        str(opts.data),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "--task",
+        "translation",
+        *pair_options(opts),
+        "--optimizer",
+        "adam",
+        "--lr",
+        "0.002",
+        "--clip-norm",
+        "1.0",
+        "--max-tokens",
+        str(opts.max_tokens),
+        "--seed",
+        "1",
+        "--num-workers",
+        "0",
+        "--data-buffer-size",
+        "0",
+        *device_flags(opts.device),
+    ]

@@ -1,6 +1,7 @@
 """The benchmark's sections by name: what each runs, the table it adds to the report, and what
 it needs. ``--sections`` chooses among these names, they run in this order, and the report shows
 their tables in this order; a new section is a module with its two functions and one entry here."""
+
 import argparse
 from dataclasses import dataclass
 from typing import Any, Callable

@@ -16,6 +16,7 @@ Steps: ``train`` (the train section's Trainer, rnnsearch_small, float32, target 
 checkpoint this section's train step saves, sentences/s) and ``memory`` (the memory section's
 peak of one rnnsearch_small step on ``--memory-sentences`` pairs of the longest ``--lengths``, MB).
 """
+
 import argparse
 import importlib
 import logging
@@ -90,18 +91,48 @@ def job(opts: argparse.Namespace, step: str, trick: str | None, save: bool) -> d
     common = {"step": step, "without": trick, "device": opts.device}
     if step == "train":
         loss = CROSS_ENTROPY if trick == "chunked criterion" else CHUNKED
-        return {**common, "args": [*trainer_options(opts), "--arch", "rnnsearch_small", *loss], "warmup": opts.warmup,
-                "updates": opts.updates, "count_flops": False, "save": str(checkpoint(opts)) if save else None}
+        return {
+            **common,
+            "args": [*trainer_options(opts), "--arch", "rnnsearch_small", *loss],
+            "warmup": opts.warmup,
+            "updates": opts.updates,
+            "count_flops": False,
+            "save": str(checkpoint(opts)) if save else None,
+        }
     if step == "beam":
-        return {**common, "args": [str(opts.data), "--user-dir", "rnnsearch_plugin", *pair_options(opts),
-                                   "--gen-subset", "test", "--path", str(checkpoint(opts)), "--beam", "5",
-                                   "--batch-size", str(opts.gen_batch_size), "--min-len", str(opts.decode_length),
-                                   "--max-len-a", "0", "--max-len-b", str(opts.decode_length), "--num-workers", "0",
-                                   "--quiet", *device_flags(opts.device)]}
-    sizes = ({"arch": "rnnsearch_wmt14", "vocab": 30_000, "sentences": 80, "length": 50} if step == "paper" else
-             {"arch": "rnnsearch_small", "vocab": 8000, "sentences": opts.memory_sentences, "length": max(opts.lengths)})
-    return {**common, **sizes, "warmup": 1, "updates": opts.paper_updates, "dtype": "float32",
-            "criterion": criterion(trick)}
+        return {
+            **common,
+            "args": [
+                str(opts.data),
+                "--user-dir",
+                "rnnsearch_plugin",
+                *pair_options(opts),
+                "--gen-subset",
+                "test",
+                "--path",
+                str(checkpoint(opts)),
+                "--beam",
+                "5",
+                "--batch-size",
+                str(opts.gen_batch_size),
+                "--min-len",
+                str(opts.decode_length),
+                "--max-len-a",
+                "0",
+                "--max-len-b",
+                str(opts.decode_length),
+                "--num-workers",
+                "0",
+                "--quiet",
+                *device_flags(opts.device),
+            ],
+        }
+    sizes = (
+        {"arch": "rnnsearch_wmt14", "vocab": 30_000, "sentences": 80, "length": 50}
+        if step == "paper"
+        else {"arch": "rnnsearch_small", "vocab": 8000, "sentences": opts.memory_sentences, "length": max(opts.lengths)}
+    )
+    return {**common, **sizes, "warmup": 1, "updates": opts.paper_updates, "dtype": "float32", "criterion": criterion(trick)}
 
 
 def checkpoint(opts: argparse.Namespace) -> Any:
@@ -121,8 +152,10 @@ def tricks_section(opts: argparse.Namespace) -> dict[str, Any]:
                 save = step == "train" and trick is None and repeat == opts.repeats - 1
                 env = tensor_following_allocator() if step == "memory" else None  # as the memory section
                 runs[step][row].append(run_worker("trick", job(opts, step, trick, save), env)[METRIC[step]])
-                print(f"| tricks {step} {'without ' + row if trick else row} run {repeat + 1}: "
-                      f"{runs[step][row][-1]:.3f} {STEPS[step]}", flush=True)
+                print(
+                    f"| tricks {step} {'without ' + row if trick else row} run {repeat + 1}: {runs[step][row][-1]:.3f} {STEPS[step]}",
+                    flush=True,
+                )
     return {"runs": runs, "repeats": opts.repeats}
 
 
@@ -133,18 +166,26 @@ def gain(step: str, on: float, off: float) -> float:
 
 def tricks_table(record: dict[str, Any]) -> list[str]:
     """Per step: the median of everything on, then each trick's gain (min-max over the repeats)."""
-    lines = ["## Speed tricks", "",
-             f"Each trick switched off as on a device it was not measured on; medians of {record['repeats']} "
-             "alternated runs; gain = time (memory) without / with - 1, the ratio of the medians, and its range "
-             "repeat by repeat. A trick stays where it buys 5% (CONTRIBUTING.md).", ""]
+    lines = [
+        "## Speed tricks",
+        "",
+        f"Each trick switched off as on a device it was not measured on; medians of {record['repeats']} "
+        "alternated runs; gain = time (memory) without / with - 1, the ratio of the medians, and its range "
+        "repeat by repeat. A trick stays where it buys 5% (CONTRIBUTING.md).",
+        "",
+    ]
     for step, runs in record["runs"].items():
         on = runs[ALL_ON]
         rows = [[ALL_ON, f"{statistics.median(on):.3f}", ""]]
         for trick, off in runs.items():
             if trick != ALL_ON:
                 gains = [gain(step, a, b) for a, b in zip(on, off)]
-                rows.append([f"without {trick}", f"{statistics.median(off):.3f}",
-                             f"{gain(step, statistics.median(on), statistics.median(off)):+.1%} "
-                             f"({min(gains):+.1%} to {max(gains):+.1%})"])
+                rows.append(
+                    [
+                        f"without {trick}",
+                        f"{statistics.median(off):.3f}",
+                        f"{gain(step, statistics.median(on), statistics.median(off)):+.1%} ({min(gains):+.1%} to {max(gains):+.1%})",
+                    ]
+                )
         lines += [f"### {step} ({STEPS[step]})", "", *report.table(["variant", "median", "gain of the trick"], rows)]
     return lines

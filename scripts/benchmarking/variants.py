@@ -21,9 +21,12 @@ DECODERS = {  # decode row -> (checkpoint name, options)
     "rnnencdec_small bf16": ("rnnencdec_small", BFLOAT16),
 }
 PAPER = [  # (arch, dtype, criterion)
-    ("rnnsearch_wmt14", "float32", "cross_entropy"), ("rnnsearch_wmt14", "float32", "chunked_cross_entropy"),
-    ("rnnsearch_wmt14", "bfloat16", "cross_entropy"), ("rnnsearch_wmt14", "bfloat16", "chunked_cross_entropy"),
-    ("rnnencdec_wmt14", "float32", "cross_entropy"), ("rnnencdec_wmt14", "bfloat16", "chunked_cross_entropy"),
+    ("rnnsearch_wmt14", "float32", "cross_entropy"),
+    ("rnnsearch_wmt14", "float32", "chunked_cross_entropy"),
+    ("rnnsearch_wmt14", "bfloat16", "cross_entropy"),
+    ("rnnsearch_wmt14", "bfloat16", "chunked_cross_entropy"),
+    ("rnnencdec_wmt14", "float32", "cross_entropy"),
+    ("rnnencdec_wmt14", "bfloat16", "chunked_cross_entropy"),
 ]
 PEER = "lstm"
 
@@ -37,8 +40,8 @@ def arch_options(arch: str) -> list[str]:
 
     return [*lstm_options(SMALL_PRESET), "--dropout", str(SMALL_PRESET["dropout"])]
 
+
 def variant_options(name: str) -> list[str]:
     """A train variant's model and criterion options."""
     arch, options = VARIANTS[name]
     return [*arch_options(arch), *options]
-

@@ -3,6 +3,7 @@ training step on real batches, the paper-size step on random sentence pairs, the
 one step, and the matmul peaks; and the timing and memory readings they take. Each worker takes
 a JSON job and returns a JSON-able record; heavy modules are imported inside the workers, so a
 process imports only what its measurement needs."""
+
 import re
 import time
 from functools import partial
@@ -85,8 +86,14 @@ def train_worker(job: dict[str, Any]) -> dict[str, Any]:
     if job.get("save"):
         trainer.consolidate_optimizer()  # as fairseq's checkpoint_utils does before saving
         trainer.save_checkpoint(job["save"], {})
-    return {"seconds": seconds, "tokens": tokens, "wps": tokens / seconds, "wps_seen": tokens / seen_seconds,
-            "peak_mb": peak_mb, "flops_per_token": flops_per_token}
+    return {
+        "seconds": seconds,
+        "tokens": tokens,
+        "wps": tokens / seconds,
+        "wps_seen": tokens / seen_seconds,
+        "peak_mb": peak_mb,
+        "flops_per_token": flops_per_token,
+    }
 
 
 def counted_flops_per_token(step: Callable[[], int]) -> float:
@@ -101,8 +108,9 @@ def counted_flops_per_token(step: Callable[[], int]) -> float:
     return counter.get_total_flops() / tokens
 
 
-def synthetic_step(arch: str, vocab: int, sentences: int, length: int, device: str, dtype: str = "float32",
-                   criterion: str = "cross_entropy") -> tuple[Callable[[], int], Any]:
+def synthetic_step(
+    arch: str, vocab: int, sentences: int, length: int, device: str, dtype: str = "float32", criterion: str = "cross_entropy"
+) -> tuple[Callable[[], int], Any]:
     """A training step of ``arch`` on random sentence pairs (T_x = T_y = length) with the paper's
     Adadelta and gradient rescaling (B.2: ``--optimizer rnnsearch_adadelta``, as fairseq's trainer
     calls it) and the cost per sentence; returns (step, model). On a CPU bfloat16 is the plugin's
@@ -128,15 +136,18 @@ def synthetic_step(arch: str, vocab: int, sentences: int, length: int, device: s
     model = ARCH_MODEL_REGISTRY[arch].build_model(args, task).to(device).train()
     model.set_cpu_bfloat16(device == "cpu" and dtype == "bfloat16")
     loss_of = {"cross_entropy": CrossEntropyCriterion, "chunked_cross_entropy": ChunkedCrossEntropyCriterion}[criterion](
-        task, sentence_avg=True)
+        task, sentence_avg=True
+    )
     appendix_b2 = OmegaConf.structured(PaperAdadeltaConfig(lr=[1.0], clip_norm=1.0))
     optimizer = PaperAdadelta(appendix_b2, model.parameters())
     generator = torch.Generator().manual_seed(0)
-    source, target = (torch.randint(4, len(dictionary), (sentences, length), generator=generator).to(device)
-                      for _ in range(2))
+    source, target = (torch.randint(4, len(dictionary), (sentences, length), generator=generator).to(device) for _ in range(2))
     previous = torch.cat([torch.full_like(target[:, :1], dictionary.eos()), target[:, :-1]], dim=1)
-    sample = {"net_input": {"src_tokens": source, "src_lengths": torch.full((sentences,), length, device=device),
-                            "prev_output_tokens": previous}, "target": target, "ntokens": target.numel()}
+    sample = {
+        "net_input": {"src_tokens": source, "src_lengths": torch.full((sentences,), length, device=device), "prev_output_tokens": previous},
+        "target": target,
+        "ntokens": target.numel(),
+    }
     autocast = torch.autocast(device, dtype=getattr(torch, dtype), enabled=device != "cpu" and dtype != "float32")
 
     def step() -> int:
@@ -178,15 +189,22 @@ def paper_worker(job: dict[str, Any]) -> dict[str, Any]:
     peak_mb = peak_memory_mb(device)
     flops = sentences * training_flops(ModelSize.of(model), length, length) * job["updates"] / seconds
     peak = matmul_flops_per_second(device, job["dtype"], job.get("size", 4096))
-    return {"seconds_per_update": seconds / job["updates"], "wps": tokens / seconds,
-            "model_flops_per_second": flops, "matmul_flops_per_second": peak, "mfu": flops / peak, "peak_mb": peak_mb}
+    return {
+        "seconds_per_update": seconds / job["updates"],
+        "wps": tokens / seconds,
+        "model_flops_per_second": flops,
+        "matmul_flops_per_second": peak,
+        "mfu": flops / peak,
+        "peak_mb": peak_mb,
+    }
 
 
 def memory_worker(job: dict[str, Any]) -> dict[str, Any]:
     """The process's peak memory over one step, and the step's own (the peak less what the
     process held before it)."""
-    step, _ = synthetic_step(job["arch"], job["vocab"], job["sentences"], job["length"], job["device"],
-                             job.get("dtype", "float32"), job["criterion"])
+    step, _ = synthetic_step(
+        job["arch"], job["vocab"], job["sentences"], job["length"], job["device"], job.get("dtype", "float32"), job["criterion"]
+    )
     step()  # allocates the optimizer's state and the criterion's kept buffers
     resident = process_memory_mb("VmRSS") if job["device"] == "cpu" else 0.0
     reset_peak_memory(job["device"])

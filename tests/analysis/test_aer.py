@@ -1,5 +1,6 @@
 """The Alignment Error Rate (Och & Ney 2003), its links, and gold standards in the NAACL and
 Pharaoh formats."""
+
 import re
 from pathlib import Path
 
@@ -106,7 +107,8 @@ def test_a_transposed_naacl_gold_scores_a_model_of_the_other_direction(tmp_path)
     # transposed: |A| = 3, |S| = 3, |A∩S| = 1 ((1,1)), |A∩P| = 2 + 1 ((1,1), (3,2); (1,2)):
     # precision 3/3, recall 1/3, AER = 1 - (1 + 3) / (3 + 3) = 1/3
     assert alignment_error_rate(predicted, gold) == pytest.approx(
-        {"precision": 1.0, "recall": 1 / 3, "aer": 1 / 3, "sentences": 2, "links": 3})
+        {"precision": 1.0, "recall": 1 / 3, "aer": 1 / 3, "sentences": 2, "links": 3}
+    )
     # against the gold as read, only (1,1) of sentence 1 would count: AER = 1 - (1 + 1) / 6 = 2/3
     assert alignment_error_rate(predicted, read_naacl(path))["aer"] == pytest.approx(2 / 3)
 
@@ -122,8 +124,7 @@ def test_pharaoh_gold_with_sure_and_possible_links(tmp_path):
     path = tmp_path / "gold.talp"
     path.write_text(PHARAOH)
     gold = read_pharaoh(path, PHARAOH_SOURCES, PHARAOH_TARGETS)
-    assert gold == {1: ({(1, 1), (2, 2), (4, 4)}, {(1, 1), (2, 2), (3, 3), (4, 4)}),
-                    2: ({(1, 1), (2, 3)}, {(1, 1), (1, 2), (2, 3)})}
+    assert gold == {1: ({(1, 1), (2, 2), (4, 4)}, {(1, 1), (2, 2), (3, 3), (4, 4)}), 2: ({(1, 1), (2, 3)}, {(1, 1), (1, 2), (2, 3)})}
     # the diagonal: sentence 1 (4 x 4) the identity; sentence 2 (2 source, 3 target words)
     # floor((2j - 1) 2 / 6) + 1 = 1, 2, 2 for j = 1, 2, 3
     predicted = {1: diagonal_links(4, 4), 2: diagonal_links(2, 3)}
@@ -131,7 +132,8 @@ def test_pharaoh_gold_with_sure_and_possible_links(tmp_path):
     # |A| = 4 + 3 = 7, |S| = 3 + 2 = 5, |A∩S| = 3 + 2 = 5, |A∩P| = 4 + 2 = 6 ((2,2) of sentence 2 is in neither):
     # precision 6/7, recall 5/5, AER = 1 - (5 + 6) / (7 + 5) = 1/12
     assert alignment_error_rate(predicted, gold) == pytest.approx(
-        {"precision": 6 / 7, "recall": 1.0, "aer": 1 / 12, "sentences": 2, "links": 7})
+        {"precision": 6 / 7, "recall": 1.0, "aer": 1 / 12, "sentences": 2, "links": 7}
+    )
     one_based = tmp_path / "one_based.talp"
     one_based.write_text("1-1 2-2 3?3 4-4\n1-1 2-3 1p2 2?3\n")
     assert read_pharaoh(one_based, PHARAOH_SOURCES, PHARAOH_TARGETS, one_based=True) == gold
@@ -140,14 +142,19 @@ def test_pharaoh_gold_with_sure_and_possible_links(tmp_path):
     assert read_pharaoh(empty, PHARAOH_SOURCES, PHARAOH_TARGETS)[2] == (set(), set())
 
 
-@pytest.mark.parametrize("text, message", [
-    ("0-0 1-1\n", " has 1 lines but the gold source has 2 and the gold target 2: give one line per sentence pair in each"),
-    ("0-0\n0-0 2-1\n", ":2: link 2-1 is out of range: the source has 2 words and the target 3 (positions are 0-based)"),
-    ("0-0\n0-0 1-3\n", ":2: link 1-3 is out of range: the source has 2 words and the target 3"),
-    ("0-0 1:1\n0-0\n", ":1: malformed link '1:1': expected i-j (sure) or i?j / ipj (possible), i the source and j the "
-                       "target word position"),
-    ("0-0 1-1-S\n0-0\n", ":1: malformed link '1-1-S'"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("0-0 1-1\n", " has 1 lines but the gold source has 2 and the gold target 2: give one line per sentence pair in each"),
+        ("0-0\n0-0 2-1\n", ":2: link 2-1 is out of range: the source has 2 words and the target 3 (positions are 0-based)"),
+        ("0-0\n0-0 1-3\n", ":2: link 1-3 is out of range: the source has 2 words and the target 3"),
+        (
+            "0-0 1:1\n0-0\n",
+            ":1: malformed link '1:1': expected i-j (sure) or i?j / ipj (possible), i the source and j the target word position",
+        ),
+        ("0-0 1-1-S\n0-0\n", ":1: malformed link '1-1-S'"),
+    ],
+)
 def test_pharaoh_gold_refuses_bad_input_in_one_line(tmp_path, text, message):
     path = tmp_path / "gold.talp"
     path.write_text(text)
@@ -160,6 +167,8 @@ def test_naacl_links_outside_their_sentences_are_refused(tmp_path):
     path = tmp_path / "toy.wa"
     path.write_text(TOY_GOLD)
     check_positions(read_naacl(path), ["a b", "a b c"], ["a b c", "a b"], str(path))
-    with pytest.raises(ValueError, match=re.escape(f"{path}: sentence 2, link 3 2 is out of range: the source has 2 "
-                                                   "words and the target 2 (positions are 1-based)")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(f"{path}: sentence 2, link 3 2 is out of range: the source has 2 words and the target 2 (positions are 1-based)"),
+    ):
         check_positions(read_naacl(path), ["a b", "a b"], ["a b c", "a b"], str(path))

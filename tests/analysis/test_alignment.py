@@ -1,4 +1,5 @@
 """Figure 3 as data: pieces merged into words, and fairseq-generate's soft alignments read back."""
+
 import numpy as np
 import pytest
 import torch
@@ -18,29 +19,32 @@ def test_word_groups():
 
 
 # rows: target pieces, columns: source pieces
-PIECE_WEIGHTS = np.array([
-    [0.7, 0.1, 0.1, 0.1],
-    [0.1, 0.5, 0.2, 0.2],
-    [0.3, 0.1, 0.4, 0.2],
-    [0.0, 0.0, 0.2, 0.8],
-])
+PIECE_WEIGHTS = np.array(
+    [
+        [0.7, 0.1, 0.1, 0.1],
+        [0.1, 0.5, 0.2, 0.2],
+        [0.3, 0.1, 0.4, 0.2],
+        [0.0, 0.0, 0.2, 0.8],
+    ]
+)
 
 
 def test_merge_spm_pieces_by_hand():
-    merged, source, target = merge_pieces(PIECE_WEIGHTS, ["▁the", "▁kit", "ten", "</s>"],
-                                          ["▁le", "▁cha", "ton", "</s>"], "spm")
+    merged, source, target = merge_pieces(PIECE_WEIGHTS, ["▁the", "▁kit", "ten", "</s>"], ["▁le", "▁cha", "ton", "</s>"], "spm")
     assert (source, target) == (["the", "kitten", "</s>"], ["le", "chaton", "</s>"])
     # columns kit + ten summed; rows cha [0.1, 0.7, 0.2] and ton [0.3, 0.5, 0.2] averaged
     np.testing.assert_allclose(merged, [[0.7, 0.2, 0.1], [0.2, 0.6, 0.2], [0.0, 0.2, 0.8]], atol=1e-12)
 
 
 def test_merge_bpe_pieces_by_hand():
-    weights = np.array([
-        [0.2, 0.3, 0.4, 0.1],
-        [0.1, 0.6, 0.2, 0.1],
-        [0.0, 0.1, 0.6, 0.3],
-        [0.0, 0.0, 0.1, 0.9],
-    ])
+    weights = np.array(
+        [
+            [0.2, 0.3, 0.4, 0.1],
+            [0.1, 0.6, 0.2, 0.1],
+            [0.0, 0.1, 0.6, 0.3],
+            [0.0, 0.0, 0.1, 0.9],
+        ]
+    )
     merged, source, target = merge_pieces(weights, ["un@@", "believ@@", "able", "!"], ["in@@", "croy@@", "able", "!"], "bpe")
     assert (source, target) == (["unbelievable", "!"], ["incroyable", "!"])
     # rows in/croy/able -> [0.9, 0.1], [0.9, 0.1], [0.7, 0.3], averaged to [5/6, 1/6]
@@ -81,8 +85,14 @@ def test_parse_soft_alignments_round_trips_fairseq_output():
     attention = torch.cat([torch.zeros(5, 1), attention], dim=1)  # T x S with the pad column
     best = extract_soft_alignment(attention, source, target, pad, eos)
     second = extract_soft_alignment(attention.flip(0), source, target, pad, eos)
-    lines = ["S-3\tw5 w6", "H-3\t-1.5\tw7 w8 w9", fairseq_soft_line(3, best), fairseq_soft_line(3, second),
-             fairseq_soft_line(0, best), fairseq_soft_line(5, [])]
+    lines = [
+        "S-3\tw5 w6",
+        "H-3\t-1.5\tw7 w8 w9",
+        fairseq_soft_line(3, best),
+        fairseq_soft_line(3, second),
+        fairseq_soft_line(0, best),
+        fairseq_soft_line(5, []),
+    ]
     parsed = parse_soft_alignments(line + "\n" for line in lines)
     assert sorted(parsed) == [0, 3, 5] and parsed[5].shape == (0, 0)
     assert parsed[3].shape == (4, 3)  # 3 target tokens + </s>, 2 source tokens + </s>

@@ -1,5 +1,6 @@
 """BLEU as the paper reports it (Table 1, Figure 2) and chrF against sacreBLEU's command line; the
 tokeniser by target language and the source lengths by the source language's unit."""
+
 import sys
 
 import pytest
@@ -16,14 +17,16 @@ def test_bleu_functions_equal_sacrebleus_command_line_on_a_real_overlap(multi30k
     hypotheses = [" ".join(line.split()[1:]) if i % 3 else line.lower() for i, line in enumerate(references)]
     write_atomic(tmp_path / "hyp", hypotheses)
     assert bleu.detokenised(hypotheses, references, "fr")[0] == pytest.approx(
-        sacrebleu_cli(multi30k / "raw" / "test.fr", tmp_path / "hyp"), abs=6e-5)
+        sacrebleu_cli(multi30k / "raw" / "test.fr", tmp_path / "hyp"), abs=6e-5
+    )
     tokenizer = MosesTokenizer("fr")
     for name, lines in {"hyp.tok": hypotheses, "ref.tok": references}.items():
         write_atomic(tmp_path / name, [tokenizer.tokenize(line, escape=False, return_str=True) for line in lines])
     scores = {}
     for lowercase in (False, True):
-        scores[lowercase] = sacrebleu_cli(tmp_path / "ref.tok", tmp_path / "hyp.tok", "--tokenize", "none",
-                                          "--smooth-method", "none", *(["-lc"] if lowercase else []))
+        scores[lowercase] = sacrebleu_cli(
+            tmp_path / "ref.tok", tmp_path / "hyp.tok", "--tokenize", "none", "--smooth-method", "none", *(["-lc"] if lowercase else [])
+        )
         assert bleu.tokenised(hypotheses, references, "fr", lowercase) == pytest.approx(scores[lowercase], abs=6e-5)
     assert 30 < scores[False] < scores[True] < 99
 
@@ -57,8 +60,10 @@ def test_gap_interval_is_the_percentiles_of_sacrebleus_own_scores_of_the_resampl
 
     expected = np.percentile(scores(long.indices) - scores(short.indices), [2.5, 97.5])
     assert interval == pytest.approx(tuple(expected), abs=1e-6)
-    point = bleu.detokenised([hypotheses[i] for i in long.indices], [references[i] for i in long.indices], "fr")[0] - \
-        bleu.detokenised([hypotheses[i] for i in short.indices], [references[i] for i in short.indices], "fr")[0]
+    point = (
+        bleu.detokenised([hypotheses[i] for i in long.indices], [references[i] for i in long.indices], "fr")[0]
+        - bleu.detokenised([hypotheses[i] for i in short.indices], [references[i] for i in short.indices], "fr")[0]
+    )
     assert interval[0] < point < interval[1] and interval[1] - interval[0] > 0.1
 
 
@@ -80,8 +85,9 @@ def test_the_bleu_tokeniser_is_sacrebleus_choice_for_the_target_language(tmp_pat
         monkeypatch.setitem(sys.modules, module, None)
     tokenizer, note = bleu.sacrebleu_tokenizer("ja")
     assert tokenizer == "char"
-    assert note == ("sacreBLEU's ja-mecab tokenizer needs MeCab and ipadic (pip install \"sacrebleu[ja]\"): "
-                    "BLEU on characters (tok:char) instead")
+    assert note == (
+        'sacreBLEU\'s ja-mecab tokenizer needs MeCab and ipadic (pip install "sacrebleu[ja]"): BLEU on characters (tok:char) instead'
+    )
     japanese = ["私は学校に行きます。"]
     score, signature = bleu.detokenised(["私は学校へ行く。"], japanese, "ja")
     assert "|tok:char|" in signature

@@ -1,4 +1,5 @@
 """Figure 3 as a picture, its labels in any script."""
+
 import logging
 import re
 import warnings
@@ -50,8 +51,11 @@ def test_plot_alignment_svg_and_grid(tmp_path):
     text = svg.read_text()
     assert text.startswith("<?xml") and "<svg" in text and 'width="273.6pt"' in text  # 3.8 in
     grid = tmp_path / "grid.png"
-    items = [(toy_weights(), SOURCE_WORDS, TARGET_WORDS, "(a)"), (toy_weights()[:3], SOURCE_WORDS, TARGET_WORDS[:3], "(b)"),
-             (toy_weights(), SOURCE_WORDS, TARGET_WORDS, None)]
+    items = [
+        (toy_weights(), SOURCE_WORDS, TARGET_WORDS, "(a)"),
+        (toy_weights()[:3], SOURCE_WORDS, TARGET_WORDS[:3], "(b)"),
+        (toy_weights(), SOURCE_WORDS, TARGET_WORDS, None),
+    ]
     plot_alignment_grid(items, grid)
     # two columns of 3.8 in; rows 3.6 in (titled 5-word panel) and 3.2 in (untitled one)
     assert imread(grid).shape[:2] == (680, 760)
@@ -128,6 +132,8 @@ def test_characters_without_a_font_get_one_line_naming_the_install_command(tmp_p
     assert not [str(w.message) for w in caught if "missing from font" in str(w.message)]
     (note,) = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
     # DejaVu Sans has Cyrillic, Greek, Arabic and Hebrew, but not the 4 + 5 + 5 characters of Chinese, Japanese, Korean
-    assert note.startswith("14 characters of the heatmap's labels are in no installed font and are drawn as boxes: "
-                           "你 (U+4F60) 好 (U+597D) 世 (U+4E16) 界 (U+754C) こ (U+3053) ...")
+    assert note.startswith(
+        "14 characters of the heatmap's labels are in no installed font and are drawn as boxes: "
+        "你 (U+4F60) 好 (U+597D) 世 (U+4E16) 界 (U+754C) こ (U+3053) ..."
+    )
     assert note.endswith(f"install the Noto fonts: {INSTALL_FONTS}") and "\n" not in note

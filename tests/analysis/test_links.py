@@ -1,6 +1,7 @@
 """Word links from soft alignments, their symmetrisation (intersection, union, Koehn et al. 2005's
 grow-diag-final-and) and the Pharaoh files word aligners write, on hand-made links whose answers
 are worked out by hand in each test. Links are (source, target), 0-based."""
+
 import re
 
 import numpy as np
@@ -37,8 +38,7 @@ def test_links_of_empty_rows_and_matrices():
     assert argmax_links(np.zeros((0, 3))) == set() and argmax_links(np.zeros((0, 0))) == set()
     assert threshold_links(np.zeros((0, 3)), 0.3) == set()
     for shape in [(2, 0), (3,)]:  # target words without source words; not a matrix
-        with pytest.raises(ValueError, match=re.escape(f"weights must be a target x source matrix with source words, "
-                                                       f"got shape {shape}")):
+        with pytest.raises(ValueError, match=re.escape(f"weights must be a target x source matrix with source words, got shape {shape}")):
             argmax_links(np.zeros(shape))
         with pytest.raises(ValueError, match=re.escape(f"got shape {shape}")):
             threshold_links(np.zeros(shape), 0.3)
@@ -114,8 +114,7 @@ def test_grow_diag_adds_a_neighbour_with_one_word_unaligned_never_one_with_both_
     # Three words each; both directions link (0,0) and (2,2); the forward also (1,0), the reverse (1,1).
     # grow-diag, the neighbours of (0,0) in Moses' order: (1,0), beside it, in the union, source 1 unaligned
     # (target 0 aligned): added; (1,1), diagonal, in the union, source 1 aligned by now but target 1 not: added.
-    assert grow_diag_final_and({(0, 0), (2, 2), (1, 0)}, {(0, 0), (2, 2), (1, 1)}, 3, 3) == {
-        (0, 0), (1, 0), (1, 1), (2, 2)}
+    assert grow_diag_final_and({(0, 0), (2, 2), (1, 0)}, {(0, 0), (2, 2), (1, 1)}, 3, 3) == {(0, 0), (1, 0), (1, 1), (2, 2)}
     # Two words each, all four pairs in the union, only (0,0) in both. The neighbours of (0,0): (1,0), source 1
     # unaligned: added; (0,1), target 1 unaligned: added; then the diagonal (1,1): source 1 and target 1 both
     # aligned: refused, now and in every later scan; final-and refuses the forward (1,1) too.
@@ -125,8 +124,13 @@ def test_grow_diag_adds_a_neighbour_with_one_word_unaligned_never_one_with_both_
 @pytest.mark.parametrize("name", sorted(SYMMETRISATIONS))
 def test_symmetrisations_refuse_links_outside_the_sentence_pair(name):
     # a reverse model's (target, source) links not transposed: 2 source words, 3 target words
-    with pytest.raises(ValueError, match=re.escape("the reverse links [(2, 0)] lie outside a pair of 2 source and 3 target "
-                                                   "words: give (source, target) links, 0-based, the reverse model's transposed")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "the reverse links [(2, 0)] lie outside a pair of 2 source and 3 target "
+            "words: give (source, target) links, 0-based, the reverse model's transposed"
+        ),
+    ):
         SYMMETRISATIONS[name]({(0, 0), (1, 2)}, {(0, 0), (2, 0)}, 2, 3)
 
 
@@ -148,23 +152,34 @@ def test_pharaoh_lines_written_and_read_back(tmp_path):
 EXPECTED_LINK = "expected i-j (sure) or i?j / ipj (possible), i the source and j the target word position"
 
 
-@pytest.mark.parametrize("text, one_based, message", [
-    ("0-0\n0-0\n", False, " has 2 lines but there are 3 source and 3 target sentences: give one line of links per "
-                          "sentence pair, in their order"),
-    ("0-0\n0-1\n0-0\n", False, ":2: link 0-1 is out of range: the source has 1 words and the target 1 (positions are "
-                                "0-based): link words of this sentence pair, the source word first"),
-    ("0-0\n\n2-0\n", False, ":3: link 2-0 is out of range: the source has 2 words and the target 1 (positions are "
-                            "0-based)"),
-    ("1-1\n\n1-1 0-1\n", True, ":3: link 0-1 is out of range: the source has 2 words and the target 1 (positions are "
-                                "1-based)"),
-    ("1-1\n1-1\n3-1\n", True, ":3: link 3-1 is out of range"),
-    ("0-0 1?1\n\n0-0\n", False, ":1: possible links (i?j, ipj) belong in a gold standard: an alignment to score gives "
-                                 "its links as i-j"),
-    ("0-0\n\n0:0\n", False, f":3: malformed link '0:0': {EXPECTED_LINK}"),
-    ("0-0 0-0-1\n\n0-0\n", False, f":1: malformed link '0-0-1': {EXPECTED_LINK}"),
-    ("0-0\n-1-0\n0-0\n", False, f":2: malformed link '-1-0': {EXPECTED_LINK}"),
-    ("0-0\n\n0-a\n", False, f":3: malformed link '0-a': {EXPECTED_LINK}"),
-])
+@pytest.mark.parametrize(
+    "text, one_based, message",
+    [
+        (
+            "0-0\n0-0\n",
+            False,
+            " has 2 lines but there are 3 source and 3 target sentences: give one line of links per sentence pair, in their order",
+        ),
+        (
+            "0-0\n0-1\n0-0\n",
+            False,
+            ":2: link 0-1 is out of range: the source has 1 words and the target 1 (positions are "
+            "0-based): link words of this sentence pair, the source word first",
+        ),
+        ("0-0\n\n2-0\n", False, ":3: link 2-0 is out of range: the source has 2 words and the target 1 (positions are 0-based)"),
+        ("1-1\n\n1-1 0-1\n", True, ":3: link 0-1 is out of range: the source has 2 words and the target 1 (positions are 1-based)"),
+        ("1-1\n1-1\n3-1\n", True, ":3: link 3-1 is out of range"),
+        (
+            "0-0 1?1\n\n0-0\n",
+            False,
+            ":1: possible links (i?j, ipj) belong in a gold standard: an alignment to score gives its links as i-j",
+        ),
+        ("0-0\n\n0:0\n", False, f":3: malformed link '0:0': {EXPECTED_LINK}"),
+        ("0-0 0-0-1\n\n0-0\n", False, f":1: malformed link '0-0-1': {EXPECTED_LINK}"),
+        ("0-0\n-1-0\n0-0\n", False, f":2: malformed link '-1-0': {EXPECTED_LINK}"),
+        ("0-0\n\n0-a\n", False, f":3: malformed link '0-a': {EXPECTED_LINK}"),
+    ],
+)
 def test_read_pharaoh_links_refuses_bad_input_in_one_line(tmp_path, text, one_based, message):
     path = tmp_path / "aligned.txt"
     path.write_text(text)

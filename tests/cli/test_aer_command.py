@@ -1,5 +1,6 @@
 """rnnsearch-aer on the Hansards gold standard (NAACL format) and on Pharaoh gold files, scoring a
 checkpoint or an alignment file from any aligner."""
+
 import json
 from pathlib import Path
 
@@ -14,8 +15,7 @@ from rnnsearch_plugin.data.textio import read_lines
 
 def test_aer_command_scores_the_model_and_the_diagonal_against_the_gold(multi30k, checkpoint, tmp_path):
     gold_dir = Path(SHARED_DATA) / "alignment-gold"
-    run("rnnsearch-aer", "--path", str(checkpoint), "--data", str(multi30k / "bin"), "--gold", str(gold_dir),
-        "--out", str(tmp_path))
+    run("rnnsearch-aer", "--path", str(checkpoint), "--data", str(multi30k / "bin"), "--gold", str(gold_dir), "--out", str(tmp_path))
     scores = json.loads((tmp_path / "aer.json").read_text())
     french = read_lines(gold_dir / "dev.f")
     assert scores["argmax"]["links"] == sum(len(line.split()) for line in french)  # one link per French word
@@ -57,8 +57,9 @@ def test_pharaoh_gold_scores_the_model_in_either_direction_of_the_gold(multi30k,
     model = ["--path", str(checkpoint), "--data", str(multi30k / "bin")]
     aer_main([*model, *pharaoh_gold(tmp_path, "en_fr", ENGLISH, FRENCH, EN_FR_LINKS), "--out", str(tmp_path / "en_fr")])
     assert not capsys.readouterr().out.startswith("| the")
-    aer_main([*model, *pharaoh_gold(tmp_path, "fr_en", FRENCH, ENGLISH, FR_EN_LINKS), "--gold-langs", "fr-en",
-              "--out", str(tmp_path / "fr_en")])
+    aer_main(
+        [*model, *pharaoh_gold(tmp_path, "fr_en", FRENCH, ENGLISH, FR_EN_LINKS), "--gold-langs", "fr-en", "--out", str(tmp_path / "fr_en")]
+    )
     assert capsys.readouterr().out.startswith("| the fr-en gold standard transposed for this en->fr model\n")
     scores = json.loads((tmp_path / "en_fr" / "aer.json").read_text())
     assert json.loads((tmp_path / "fr_en" / "aer.json").read_text()) == scores
@@ -68,12 +69,14 @@ def test_pharaoh_gold_scores_the_model_in_either_direction_of_the_gold(multi30k,
     assert scores["diagonal"] == pytest.approx({"precision": 6 / 7, "recall": 1.0, "aer": 1 / 12, "sentences": 2, "links": 7})
     assert aer_error([*model, *pharaoh_gold(tmp_path, "de_en", ENGLISH, FRENCH, EN_FR_LINKS), "--gold-langs", "de-en"]) == (
         f"rnnsearch-aer: error: the gold standard aligns de with en, but {checkpoint} translates en->fr: give a gold "
-        "standard of en and fr (Pharaoh: --gold FILE --gold-source FILE --gold-target FILE)")
+        "standard of en and fr (Pharaoh: --gold FILE --gold-source FILE --gold-target FILE)"
+    )
     short = aer_error([*model, *pharaoh_gold(tmp_path, "short", ENGLISH, FRENCH, "0-0\n"), "--out", str(tmp_path / "short")])
     assert short.startswith(f"rnnsearch-aer: error: {tmp_path / 'short.talp'} has 1 lines but the gold source has 2")
     assert not (tmp_path / "short").exists()
     assert aer_error([*model, "--gold", str(tmp_path / "short.talp")]).startswith(
-        f"rnnsearch-aer: error: --gold {tmp_path / 'short.talp'} is a file: give its tokenised sentences with --gold-source")
+        f"rnnsearch-aer: error: --gold {tmp_path / 'short.talp'} is a file: give its tokenised sentences with --gold-source"
+    )
 
 
 def test_the_first_word_gets_back_its_capital_only_where_the_model_knows_it():
@@ -120,24 +123,34 @@ def test_an_alignment_file_is_scored_without_a_model(tmp_path, capsys):
     french_first = tmp_path / "aligner.fr-en"
     french_first.write_text("0-0 1-1 3-2 2-3\n1-0 1-1\n")
     capsys.readouterr()
-    aer_main(["--alignments", str(french_first), "--alignments-langs", "fr-en", *gold, "--gold-langs", "en-fr",
-              "--out", str(tmp_path / "fr_en")])
+    aer_main(
+        ["--alignments", str(french_first), "--alignments-langs", "fr-en", *gold, "--gold-langs", "en-fr", "--out", str(tmp_path / "fr_en")]
+    )
     assert capsys.readouterr().out.startswith("| the en-fr gold standard transposed for this fr->en alignment\n")
     assert json.loads((tmp_path / "fr_en" / "aer.json").read_text()) == {"aligner.fr-en": pytest.approx(expected)}
 
 
-@pytest.mark.parametrize("text, message", [
-    ("0-0\n", "{file} has 1 lines but there are 2 source and 2 target sentences: give one line of links per sentence "
-               "pair, in their order"),
-    ("0-0\n2-0\n", "{file}:2: link 2-0 is out of range: the source has 2 words and the target 3 (positions are 0-based): "
-                     "link words of this sentence pair, the source word first"),
-    ("0-0\n0?0\n", "{file}:2: possible links (i?j, ipj) belong in a gold standard"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            "0-0\n",
+            "{file} has 1 lines but there are 2 source and 2 target sentences: give one line of links per sentence pair, in their order",
+        ),
+        (
+            "0-0\n2-0\n",
+            "{file}:2: link 2-0 is out of range: the source has 2 words and the target 3 (positions are 0-based): "
+            "link words of this sentence pair, the source word first",
+        ),
+        ("0-0\n0?0\n", "{file}:2: possible links (i?j, ipj) belong in a gold standard"),
+    ],
+)
 def test_a_bad_alignment_file_stops_in_one_line_and_writes_nothing(tmp_path, text, message):
     aligned = tmp_path / "aligned"
     aligned.write_text(text)
-    error = aer_error(["--alignments", str(aligned), *pharaoh_gold(tmp_path, "gold", ENGLISH, FRENCH, EN_FR_LINKS),
-                       "--out", str(tmp_path / "out")])
+    error = aer_error(
+        ["--alignments", str(aligned), *pharaoh_gold(tmp_path, "gold", ENGLISH, FRENCH, EN_FR_LINKS), "--out", str(tmp_path / "out")]
+    )
     assert error.startswith("rnnsearch-aer: error: " + message.format(file=aligned))
     assert not (tmp_path / "out").exists()
 
@@ -147,14 +160,19 @@ def test_a_checkpoint_or_an_alignment_file_not_both(tmp_path):
     aligned = tmp_path / "aligned"
     aligned.write_text(EN_FR_ALIGNED)
     assert aer_error(["--alignments", str(aligned), "--path", "ck.pt", "--data", "bin", *gold]) == (
-        "rnnsearch-aer: error: --alignments scores a file, --path and --data a checkpoint: give one of them")
+        "rnnsearch-aer: error: --alignments scores a file, --path and --data a checkpoint: give one of them"
+    )
     assert aer_error(["--path", "ck.pt", *gold]) == (
         "rnnsearch-aer: error: give a checkpoint to score (--path CKPT --data BIN, the folder it was trained on) or an "
-        "alignment file (--alignments FILE)")
+        "alignment file (--alignments FILE)"
+    )
     assert aer_error(["--path", "ck.pt", "--data", "bin", *gold, "--name", "x", "--alignments-one-based"]) == (
-        "rnnsearch-aer: error: --name, --alignments-one-based: only with an alignment file to score (--alignments FILE)")
+        "rnnsearch-aer: error: --name, --alignments-one-based: only with an alignment file to score (--alignments FILE)"
+    )
     assert aer_error(["--alignments", str(aligned), *gold, "--alignments-langs", "fr"]) == (
-        "rnnsearch-aer: error: --alignments-langs fr: name the source and target languages as SRC-TGT, e.g. de-en")
+        "rnnsearch-aer: error: --alignments-langs fr: name the source and target languages as SRC-TGT, e.g. de-en"
+    )
     assert aer_error(["--alignments", str(aligned), *gold, "--gold-langs", "en-fr", "--alignments-langs", "de-en"]) == (
         f"rnnsearch-aer: error: the gold standard aligns en with fr, but {aligned} aligns de->en: give a gold standard "
-        "of de and en (Pharaoh: --gold FILE --gold-source FILE --gold-target FILE)")
+        "of de and en (Pharaoh: --gold FILE --gold-source FILE --gold-target FILE)"
+    )

@@ -1,5 +1,6 @@
 """rnnsearch-align (issue 41): word links of a corpus in Pharaoh format, from one model or two
 symmetrised, the soft alignments beside them, resumable output, and bad input refused in one line."""
+
 import json
 from pathlib import Path
 
@@ -36,27 +37,45 @@ def soft_records(path: Path) -> list[dict]:
 
 def test_links_are_the_argmax_of_each_sentences_attention_merged_into_its_words(multi30k, checkpoint, hub, tmp_path):
     sources, targets = first_pairs(multi30k)
-    align_main(["--path", str(checkpoint), "--data", str(multi30k / "bin"), *pairs_in(tmp_path, sources, targets),
-                "--out", str(tmp_path / "links"), "--soft", str(tmp_path / "soft.jsonl")])
+    align_main(
+        [
+            "--path",
+            str(checkpoint),
+            "--data",
+            str(multi30k / "bin"),
+            *pairs_in(tmp_path, sources, targets),
+            "--out",
+            str(tmp_path / "links"),
+            "--soft",
+            str(tmp_path / "soft.jsonl"),
+        ]
+    )
     links, records = read_lines(tmp_path / "links"), soft_records(tmp_path / "soft.jsonl")
     assert len(links) == len(records) == len(sources)
     for line, source, target, record in zip(links, sources, targets, records):
         # the other route: the whole sentence encoded and force-decoded alone (the API's align), pieces merged to words
         alignment = hub.align(source, target)
-        words, source_words, target_words = merge_pieces(alignment.weights, alignment.source_tokens,
-                                                         alignment.target_tokens, hub.scheme)
+        words, source_words, target_words = merge_pieces(alignment.weights, alignment.source_tokens, alignment.target_tokens, hub.scheme)
         assert (source_words[:-1], target_words[:-1]) == (source.split(), target.split())  # </s> last
         np.testing.assert_allclose(record["weights"], words[:-1, :-1], atol=1e-4)
-        assert pharaoh(line) == {(int(source_word), target_word) for target_word, source_word in
-                                 enumerate(words[:-1, :-1].argmax(axis=1))}
+        assert pharaoh(line) == {(int(source_word), target_word) for target_word, source_word in enumerate(words[:-1, :-1].argmax(axis=1))}
         assert (record["source"], record["target"]) == (source.split(), target.split())
 
 
 def test_both_directions_symmetrised_from_the_two_models_attention(multi30k, checkpoint, fr_en, tmp_path):
     sources, targets = first_pairs(multi30k)
     reverse_data, reverse_checkpoint = fr_en
-    common = ["--path", str(checkpoint), "--data", str(multi30k / "bin"), *pairs_in(tmp_path, sources, targets),
-              "--reverse-path", str(reverse_checkpoint), "--reverse-data", str(reverse_data / "bin")]
+    common = [
+        "--path",
+        str(checkpoint),
+        "--data",
+        str(multi30k / "bin"),
+        *pairs_in(tmp_path, sources, targets),
+        "--reverse-path",
+        str(reverse_checkpoint),
+        "--reverse-data",
+        str(reverse_data / "bin"),
+    ]
     found = {}
     for name in SYMMETRISATIONS:
         align_main([*common, "--symmetrise", name, "--out", str(tmp_path / name), "--soft", str(tmp_path / f"{name}.jsonl")])
@@ -75,8 +94,15 @@ def test_both_directions_symmetrised_from_the_two_models_attention(multi30k, che
 
 def test_an_interrupted_run_resumes_after_the_last_pair_it_wrote(multi30k, checkpoint, tmp_path, monkeypatch, caplog):
     sources, targets = first_pairs(multi30k)
-    command = ["--path", str(checkpoint), "--data", str(multi30k / "bin"), *pairs_in(tmp_path, sources, targets),
-               "--soft", str(tmp_path / "soft")]
+    command = [
+        "--path",
+        str(checkpoint),
+        "--data",
+        str(multi30k / "bin"),
+        *pairs_in(tmp_path, sources, targets),
+        "--soft",
+        str(tmp_path / "soft"),
+    ]
     align_main([*command, "--out", str(tmp_path / "whole")])
     pharaoh_line, calls = align_command.pharaoh_line, []
 
@@ -104,16 +130,24 @@ def test_an_interrupted_run_resumes_after_the_last_pair_it_wrote(multi30k, check
 def test_a_pair_longer_than_the_model_accepts_is_reported_by_line_and_gets_no_links(multi30k, checkpoint, tmp_path, capsys):
     sources, targets = first_pairs(multi30k, 3)
     sources[1] = " ".join(["chien"] * 1100)  # over --max-source-positions 1024
-    align_main(["--path", str(checkpoint), "--data", str(multi30k / "bin"), *pairs_in(tmp_path, sources, targets),
-                "--out", str(tmp_path / "links")])
+    align_main(
+        [
+            "--path",
+            str(checkpoint),
+            "--data",
+            str(multi30k / "bin"),
+            *pairs_in(tmp_path, sources, targets),
+            "--out",
+            str(tmp_path / "links"),
+        ]
+    )
     links = read_lines(tmp_path / "links")
     assert len(links) == 3 and links[1] == "" and links[0] and links[2]
     assert "1 pairs over a model's length limit have no links (lines 2)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("case", ["line counts", "empty line", "rnnencdec", "reverse pair"])
-def test_bad_input_is_refused_in_one_line_and_nothing_is_written(case, multi30k, checkpoint, rnnencdec_checkpoint,
-                                                                 tmp_path):
+def test_bad_input_is_refused_in_one_line_and_nothing_is_written(case, multi30k, checkpoint, rnnencdec_checkpoint, tmp_path):
     sources, targets = first_pairs(multi30k, 3)
     model, expected = ["--path", str(checkpoint), "--data", str(multi30k / "bin")], ""
     if case == "line counts":
@@ -125,7 +159,6 @@ def test_bad_input_is_refused_in_one_line_and_nothing_is_written(case, multi30k,
     else:  # the model itself given as its own reverse: en->fr, not fr->en
         model += ["--reverse-path", str(checkpoint), "--reverse-data", str(multi30k / "bin")]
         expected = "translates en->fr, not the reverse of --path's en->fr: give a model of fr->en"
-    result = run("rnnsearch-align", *model, *pairs_in(tmp_path, sources, targets), "--out", str(tmp_path / "links"),
-                 check=False)
+    result = run("rnnsearch-align", *model, *pairs_in(tmp_path, sources, targets), "--out", str(tmp_path / "links"), check=False)
     assert_one_line_error(result, "rnnsearch-align: error:", expected)
     assert not list(tmp_path.glob("links*"))

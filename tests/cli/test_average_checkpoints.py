@@ -1,4 +1,5 @@
 """rnnsearch-average-checkpoints on real checkpoints (crafted and damaged ones: fairseq_fixes/test_checkpoint_safety.py)."""
+
 import torch
 from conftest import run
 

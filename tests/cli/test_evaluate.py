@@ -1,5 +1,6 @@
 """rnnsearch-evaluate's report (Table 1, Figure 2, Table 2, Appendix C) of the session's tiny checkpoint on
 Multi30k, against sacreBLEU's command line and the training log."""
+
 import math
 
 import pytest
@@ -32,17 +33,19 @@ def test_chrf_stands_beside_bleu_with_both_signatures(evaluation, multi30k, tmp_
     out, report = evaluation
     system = report["systems"]["tiny"]
     reference = multi30k / "raw" / "test1.fr"
-    assert system["chrf"] == pytest.approx(
-        sacrebleu_cli(reference, out / "translations" / "tiny.txt", "-m", "chrf"), abs=6e-5)
+    assert system["chrf"] == pytest.approx(sacrebleu_cli(reference, out / "translations" / "tiny.txt", "-m", "chrf"), abs=6e-5)
     write_atomic(tmp_path / "subset", [read_lines(reference)[i] for i in system["no_unk_ids"]])
     assert system["no_unk_chrf"] == pytest.approx(
-        sacrebleu_cli(tmp_path / "subset", out / "translations" / "tiny.no_unk.txt", "-m", "chrf"), abs=6e-5)
+        sacrebleu_cli(tmp_path / "subset", out / "translations" / "tiny.no_unk.txt", "-m", "chrf"), abs=6e-5
+    )
     assert system["chrf_signature"].startswith("nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|")
     assert "|tok:13a|" in system["signature"]  # French: sacreBLEU's default
     assert (report["source_lang"], report["target_lang"], report["tokenizer_note"]) == ("en", "fr", None)
     markdown = (out / "report.md").read_text()
-    assert (f"| tiny | {system['sacrebleu']:.2f} | {system['chrf']:.2f} | {system['tokenised_bleu']:.2f} | "
-            f"{system['no_unk_sentences']} | {system['no_unk_sacrebleu']:.2f} | {system['no_unk_chrf']:.2f} | ") in markdown
+    assert (
+        f"| tiny | {system['sacrebleu']:.2f} | {system['chrf']:.2f} | {system['tokenised_bleu']:.2f} | "
+        f"{system['no_unk_sentences']} | {system['no_unk_sacrebleu']:.2f} | {system['no_unk_chrf']:.2f} | "
+    ) in markdown
     assert f"sacreBLEU signature: `{system['signature']}`; chrF2 signature: `{system['chrf_signature']}`." in markdown
 
 

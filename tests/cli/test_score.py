@@ -1,5 +1,6 @@
 """rnnsearch-score on a fabricated fairseq-generate output: sacreBLEU tokenised for the reference's
 language and chrF2 beside it, each against sacreBLEU's command line, with both signatures."""
+
 import sys
 
 import pytest
@@ -35,9 +36,10 @@ def test_score_prints_sacrebleu_for_the_target_language_and_chrf(tmp_path, capsy
     main([str(tmp_path / "test.out"), "--reference", str(tmp_path / "reference.txt"), "--target-lang", "ja"])
     captured = capsys.readouterr()
     assert "of ja; nrefs:1|case:mixed|eff:no|tok:char|smooth:exp|" in captured.out
-    assert captured.err == ("rnnsearch-score: note: sacreBLEU's ja-mecab tokenizer needs MeCab and ipadic "
-                            "(pip install \"sacrebleu[ja]\"): BLEU on characters (tok:char) instead\n")
+    assert captured.err == (
+        "rnnsearch-score: note: sacreBLEU's ja-mecab tokenizer needs MeCab and ipadic "
+        '(pip install "sacrebleu[ja]"): BLEU on characters (tok:char) instead\n'
+    )
     with pytest.raises(SystemExit):
         main([str(tmp_path / "test.out"), "--reference", str(tmp_path / "hyp")])
-    assert "--reference " + str(tmp_path / "hyp") + " has no extension naming its language: give --target-lang" in \
-        capsys.readouterr().err
+    assert "--reference " + str(tmp_path / "hyp") + " has no extension naming its language: give --target-lang" in capsys.readouterr().err

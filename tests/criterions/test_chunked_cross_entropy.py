@@ -1,6 +1,7 @@
 """chunked_cross_entropy against fairseq's own cross_entropy and label_smoothed_cross_entropy on the
 same model and batch: the same loss, sample size, logged fields and gradients, without ever holding
 a B x T x vocabulary tensor."""
+
 from argparse import Namespace
 from types import SimpleNamespace
 
@@ -24,9 +25,15 @@ TARGETS = [[11, 12, 13, 14, 15, 16, 4, 2], [4, 5, 6, 7, 8, 2], [9, 10, 2], [17, 
 
 def sample() -> dict:
     prev = pad_batch([[2] + t[:-1] for t in TARGETS], 1, left=False)
-    return {"net_input": {"src_tokens": pad_batch(SOURCES, 1, left=True),
-                          "src_lengths": torch.tensor([len(s) for s in SOURCES]), "prev_output_tokens": prev},
-            "target": pad_batch(TARGETS, 1, left=False), "ntokens": sum(len(t) for t in TARGETS)}
+    return {
+        "net_input": {
+            "src_tokens": pad_batch(SOURCES, 1, left=True),
+            "src_lengths": torch.tensor([len(s) for s in SOURCES]),
+            "prev_output_tokens": prev,
+        },
+        "target": pad_batch(TARGETS, 1, left=False),
+        "ntokens": sum(len(t) for t in TARGETS),
+    }
 
 
 def spread(model: torch.nn.Module) -> torch.nn.Module:
@@ -40,13 +47,23 @@ def model_of(kind: str) -> torch.nn.Module:
     torch.manual_seed(0)
     if kind == "lstm":  # fairseq's own model: the criterion serves any decoder with one output layer
         dictionaries = SimpleNamespace(source_dictionary=toy_dictionary(VOCAB[0]), target_dictionary=toy_dictionary(VOCAB[1]))
-        args = Namespace(arch="lstm", encoder_embed_dim=16, encoder_hidden_size=16, decoder_embed_dim=16,
-                         decoder_hidden_size=16, decoder_out_embed_dim=16, encoder_bidirectional=True, dropout=0.0,
-                         criterion="cross_entropy")
+        args = Namespace(
+            arch="lstm",
+            encoder_embed_dim=16,
+            encoder_hidden_size=16,
+            decoder_embed_dim=16,
+            decoder_hidden_size=16,
+            decoder_out_embed_dim=16,
+            encoder_bidirectional=True,
+            dropout=0.0,
+            criterion="cross_entropy",
+        )
         ARCH_CONFIG_REGISTRY["lstm"](args)
         return spread(ARCH_MODEL_REGISTRY["lstm"].build_model(args, dictionaries))
-    sizes = {name: 16 for name in ("encoder_embed_dim", "encoder_hidden_size", "decoder_embed_dim",
-                                   "decoder_hidden_size", "decoder_out_embed_dim")}
+    sizes = {
+        name: 16
+        for name in ("encoder_embed_dim", "encoder_hidden_size", "decoder_embed_dim", "decoder_hidden_size", "decoder_out_embed_dim")
+    }
     return spread(initialized(kind, VOCAB, attention_hidden_size=16, **sizes))
 
 
@@ -153,8 +170,11 @@ def test_the_last_chunk_takes_its_rows_rounded_up(monkeypatch, chunk):
     for name, grad in expected[3].items():
         torch.testing.assert_close(result[3][name], grad, rtol=1e-5, atol=1e-5, msg=name)
     vocab, width = model.decoder.output_projection.weight.shape  # K_y; d, and d + 1 with the bias's row
-    rows = {size for shapes in mode.shapes if any(vocab in shape for shape in shapes)
-            for shape in shapes for size in shape} - {vocab, width, width + 1}
+    rows = {size for shapes in mode.shapes if any(vocab in shape for shape in shapes) for shape in shapes for size in shape} - {
+        vocab,
+        width,
+        width + 1,
+    }
     assert rows == ({14, 8} if chunk == 14 else {24})
 
 
@@ -170,4 +190,3 @@ def test_a_chunk_without_positions_is_refused_in_one_line(size):
     """0 would divide by zero in padded_length, a negative size would make no chunk at all."""
     with pytest.raises(UserInputError, match=rf"^--output-chunk-size {size}: .* default \(512\)$"):
         ChunkedCrossEntropyCriterion(task(), False, 0.0, size)
-

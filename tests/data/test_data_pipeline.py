@@ -1,4 +1,5 @@
 """The data pipelines on slices of the real corpora in ../shared/data (copied, never written)."""
+
 import functools
 import gzip
 import hashlib
@@ -26,8 +27,7 @@ from rnnsearch_plugin.data.schemes import BPEScheme, SentencePieceScheme, WordSc
 from rnnsearch_plugin.data.textio import read_lines
 
 PREPARE = str(REPO / "scripts" / "prepare_data.py")
-SCHEME_OPTIONS = {"word": ["--shortlist", "1500", "--max-len", "30"], "bpe": ["--bpe-merges", "300"],
-                  "spm": ["--vocab-size", "500"]}
+SCHEME_OPTIONS = {"word": ["--shortlist", "1500", "--max-len", "30"], "bpe": ["--bpe-merges", "300"], "spm": ["--vocab-size", "500"]}
 
 
 def slice_corpus(source: Path, target: Path, names: list[str], lines: int) -> Path:
@@ -48,10 +48,15 @@ def local_dirs(tmp_path_factory) -> dict[str, Path]:
     for lang in ("en", "fr"):  # a slice of newstest2012 stands in for the training data
         (wmt / f"train.{lang}").write_text((wmt / f"newstest2012.{lang}").read_text())
     return {
-        "multi30k": slice_corpus(data / "multi30k", root / "multi30k",
-                                 [f"{s}.{l}" for s in ("train", "val", "test_2016_flickr", "test_2017_flickr") for l in ("en", "fr")], 600),
-        "hansards": slice_corpus(data / "hansards", root / "hansards",
-                                 [f"hansard.36.{p}.house.{l}" for p in (1, 2) for l in ("en", "fr")], 3000),
+        "multi30k": slice_corpus(
+            data / "multi30k",
+            root / "multi30k",
+            [f"{s}.{l}" for s in ("train", "val", "test_2016_flickr", "test_2017_flickr") for l in ("en", "fr")],
+            600,
+        ),
+        "hansards": slice_corpus(
+            data / "hansards", root / "hansards", [f"hansard.36.{p}.house.{l}" for p in (1, 2) for l in ("en", "fr")], 3000
+        ),
         "wmt14": wmt,
     }
 
@@ -60,9 +65,18 @@ def local_dirs(tmp_path_factory) -> dict[str, Path]:
 @pytest.mark.parametrize("corpus", ["multi30k", "hansards", "wmt14"])
 def test_corpus_and_scheme_to_binarized_data(local_dirs, tmp_path, corpus, scheme):
     out = tmp_path / "out"
-    command = [PREPARE, corpus, "--scheme", scheme,
-               "--out", str(out), "--local-dir", str(local_dirs[corpus]), *SCHEME_OPTIONS[scheme],
-               *(["--held-out", "300"] if corpus == "hansards" else [])]
+    command = [
+        PREPARE,
+        corpus,
+        "--scheme",
+        scheme,
+        "--out",
+        str(out),
+        "--local-dir",
+        str(local_dirs[corpus]),
+        *SCHEME_OPTIONS[scheme],
+        *(["--held-out", "300"] if corpus == "hansards" else []),
+    ]
     run(sys.executable, *command)
     manifest = json.loads((out / "manifest.json").read_text())
     for split, pairs in manifest["pairs"].items():  # the manifest counts what was binarized
@@ -81,10 +95,38 @@ def test_corpus_and_scheme_to_binarized_data(local_dirs, tmp_path, corpus, schem
         binarized = (out / "bin" / "train.en-fr.en.bin").stat().st_mtime_ns
         run(sys.executable, *command)  # idempotent: finished steps are not redone
         assert (out / "bin" / "train.en-fr.en.bin").stat().st_mtime_ns == binarized
-    trained = run("fairseq-train", str(out / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
-                  "-s", "en", "-t", "fr", "--arch", "rnnsearch_small", *TINY, "--optimizer", "adam", "--lr", "0.003",
-                  "--max-tokens", "1000", "--max-update", "1", "--save-dir", str(tmp_path / "ck"),
-                  "--num-workers", "0", "--no-save", "--max-valid-steps", "1", "--data-buffer-size", "0")
+    trained = run(
+        "fairseq-train",
+        str(out / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "--task",
+        "translation",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--arch",
+        "rnnsearch_small",
+        *TINY,
+        "--optimizer",
+        "adam",
+        "--lr",
+        "0.003",
+        "--max-tokens",
+        "1000",
+        "--max-update",
+        "1",
+        "--save-dir",
+        str(tmp_path / "ck"),
+        "--num-workers",
+        "0",
+        "--no-save",
+        "--max-valid-steps",
+        "1",
+        "--data-buffer-size",
+        "0",
+    )
     assert "valid on 'valid' subset" in trained.stdout + trained.stderr
 
 
@@ -97,8 +139,10 @@ def normalise(text: str) -> str:
 @pytest.mark.parametrize("scheme_class", [WordScheme, BPEScheme, SentencePieceScheme])
 def test_round_trip_restores_the_raw_reference(tmp_path, scheme_class):
     raw = read_lines(Path(SHARED_DATA) / "wmt14" / "newstest2014.fr.gz")[:300]
-    train = {"en": read_lines(Path(SHARED_DATA) / "wmt14" / "newstest2013.en.gz")[:2000],
-             "fr": read_lines(Path(SHARED_DATA) / "wmt14" / "newstest2013.fr.gz")[:2000]}
+    train = {
+        "en": read_lines(Path(SHARED_DATA) / "wmt14" / "newstest2013.en.gz")[:2000],
+        "fr": read_lines(Path(SHARED_DATA) / "wmt14" / "newstest2013.fr.gz")[:2000],
+    }
     scheme = scheme_class(workers=1) if scheme_class is WordScheme else scheme_class(500, workers=1)
     scheme.learn(train, tmp_path)
     decoded = [scheme.decode(line, "fr") for line in scheme.encode(raw, "fr")]
@@ -108,8 +152,19 @@ def test_round_trip_restores_the_raw_reference(tmp_path, scheme_class):
 
 def test_word_shortlist_keeps_exactly_the_most_frequent_words(tmp_path, local_dirs):
     out = tmp_path / "out"
-    run(sys.executable, PREPARE, "multi30k", "--scheme",
-        "word", "--out", str(out), "--local-dir", str(local_dirs["multi30k"]), "--shortlist", "700")
+    run(
+        sys.executable,
+        PREPARE,
+        "multi30k",
+        "--scheme",
+        "word",
+        "--out",
+        str(out),
+        "--local-dir",
+        str(local_dirs["multi30k"]),
+        "--shortlist",
+        "700",
+    )
     counts = Counter(t for line in read_lines(out / "word" / "train.fr") for t in line.split())
     expected = [w for w, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:700]]
     kept = [line.rsplit(" ", 1)[0] for line in read_lines(out / "bin" / "dict.fr.txt")]
@@ -117,10 +172,24 @@ def test_word_shortlist_keeps_exactly_the_most_frequent_words(tmp_path, local_di
 
 
 def test_hansards_cleaning_is_deterministic_and_keeps_held_out_pairs_out_of_training():
-    english = ["ELECTION OF SPEAKER", "Mr. Charlie Penson:", "", "It is a top down process.",
-               "It is a top down process.", "We agree with the minister on this.", "Yes it is true that we do."] * 1
-    french = ["ÉLECTION DU PRÉSIDENT", "M. Charlie Penson:", "Vide.", "On a une approche descendante.",
-              "On a une approche descendante.", "Nous sommes d'accord avec le ministre.", "Oui c'est vrai."]
+    english = [
+        "ELECTION OF SPEAKER",
+        "Mr. Charlie Penson:",
+        "",
+        "It is a top down process.",
+        "It is a top down process.",
+        "We agree with the minister on this.",
+        "Yes it is true that we do.",
+    ] * 1
+    french = [
+        "ÉLECTION DU PRÉSIDENT",
+        "M. Charlie Penson:",
+        "Vide.",
+        "On a une approche descendante.",
+        "On a une approche descendante.",
+        "Nous sommes d'accord avec le ministre.",
+        "Oui c'est vrai.",
+    ]
     split = clean_and_split(english, french, dev_size=1, test_size=1)
     again = clean_and_split(english, french, dev_size=1, test_size=1)
     assert split.splits == again.splits
@@ -150,8 +219,10 @@ def test_bad_input_is_refused_in_one_line(tmp_path, local_dirs):
 def wmt_sgml(lines: list[str], setid: str) -> str:
     """A WMT pseudo-SGML file as distributed in test-full.tgz, with stray whitespace."""
     segments = "".join(f'<seg id="{i}"> {line}  </seg>\n' for i, line in enumerate(lines, 1))
-    return (f'<srcset setid="{setid}" srclang="any">\n<doc sysid="ref" docid="1" genre="news" origlang="en">\n'
-            f"<p>\n{segments}</p>\n</doc>\n</srcset>\n")
+    return (
+        f'<srcset setid="{setid}" srclang="any">\n<doc sysid="ref" docid="1" genre="news" origlang="en">\n'
+        f"<p>\n{segments}</p>\n</doc>\n</srcset>\n"
+    )
 
 
 def add_to_tar(tar: tarfile.TarFile, member: str, data: bytes) -> None:
@@ -166,8 +237,9 @@ def wmt14_archives(tmp_path_factory) -> tuple[Path, dict[str, tuple[list[str], l
     of the real newstest sets (newstest2012 stands in for the selected bitext), and the raw
     splits the pipeline must read from them."""
     folder = tmp_path_factory.mktemp("wmt14-archives")
-    text = {f"{y}.{l}": read_lines(Path(SHARED_DATA) / "wmt14" / f"newstest{y}.{l}.gz")[:200]
-            for y in (2012, 2013, 2014) for l in ("en", "fr")}
+    text = {
+        f"{y}.{l}": read_lines(Path(SHARED_DATA) / "wmt14" / f"newstest{y}.{l}.gz")[:200] for y in (2012, 2013, 2014) for l in ("en", "fr")
+    }
     with tarfile.open(folder / "dev.tgz", "w:gz") as tar:
         for year in (2012, 2013):
             for lang in ("en", "fr"):
@@ -179,7 +251,7 @@ def wmt14_archives(tmp_path_factory) -> tuple[Path, dict[str, tuple[list[str], l
     with tarfile.open(folder / "bitexts.tgz", "w:gz") as tar:
         for index, part in enumerate(parts):
             for lang in ("en", "fr"):
-                chunk = text[f"2012.{lang}"][index * 30:(index + 1) * 30]
+                chunk = text[f"2012.{lang}"][index * 30 : (index + 1) * 30]
                 add_to_tar(tar, f"bitexts.selected/{part}.{lang}.gz", gzip.compress("".join(f"{l}\n" for l in chunk).encode()))
     expected = {
         "train": tuple(text[f"2012.{l}"][:180] for l in ("en", "fr")),
@@ -228,8 +300,7 @@ def test_wmt14_downloads_the_official_archives_or_reads_them_from_a_local_folder
 
 def run_and_kill(command: list[str], marker: str) -> None:
     """Run ``command`` and SIGKILL its whole process group once it prints ``marker``."""
-    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               start_new_session=True)
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     for line in process.stdout:
         if marker in line:
             os.killpg(process.pid, signal.SIGKILL)
@@ -240,8 +311,18 @@ def run_and_kill(command: list[str], marker: str) -> None:
 
 @pytest.mark.parametrize("marker", ["| encoding train", "[en] Dictionary"])
 def test_a_killed_run_leaves_nothing_finished_looking_and_a_rerun_completes_it(tmp_path, local_dirs, marker):
-    command = [sys.executable, PREPARE, "multi30k", "--scheme", "bpe", "--bpe-merges", "300",
-               "--local-dir", str(local_dirs["multi30k"]), "--out"]
+    command = [
+        sys.executable,
+        PREPARE,
+        "multi30k",
+        "--scheme",
+        "bpe",
+        "--bpe-merges",
+        "300",
+        "--local-dir",
+        str(local_dirs["multi30k"]),
+        "--out",
+    ]
     run(*command, str(tmp_path / "whole"))
     run_and_kill([*command, str(tmp_path / "killed")], marker)
     assert not (tmp_path / "killed" / "manifest.json").exists() and not (tmp_path / "killed" / "bin").exists()

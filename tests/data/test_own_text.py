@@ -1,6 +1,7 @@
 """Any language pair (issue 39): your own corpus from plain files or a tab-separated file in
 non-Latin scripts made here from Multi30k, and every bad input refused in one line with nothing
 written that looks finished (the named corpora reversed: tests/test_language_pairs.py)."""
+
 import gzip
 import hashlib
 import json
@@ -41,8 +42,9 @@ def own_corpus(tmp_path_factory) -> Path:
         with gzip.open(folder / f"{split}.zh.gz", "wt", encoding="utf-8") as handle:  # gzipped sides are read too
             handle.writelines(cjk(line) + "\n" for line in french)
     ru, zh = read_lines(folder / "train.ru"), read_lines(folder / "train.zh.gz")
-    (folder / "pairs.tsv").write_text("".join(f"{2 * i}\t{a}\t{2 * i + 1}\t{b}\n" for i, (a, b) in enumerate(zip(ru, zh))),
-                                      encoding="utf-8")
+    (folder / "pairs.tsv").write_text(
+        "".join(f"{2 * i}\t{a}\t{2 * i + 1}\t{b}\n" for i, (a, b) in enumerate(zip(ru, zh))), encoding="utf-8"
+    )
     return folder
 
 
@@ -54,8 +56,21 @@ def prepare(*options: str, check: bool = True):
 def ru_zh(own_corpus, tmp_path_factory) -> Path:
     """The plain files prepared Cyrillic -> CJK, with two test sets."""
     out = tmp_path_factory.mktemp("ru_zh")
-    prepare("text", "-s", "ru", "-t", "zh", "--train", str(own_corpus / "train"), "--valid", str(own_corpus / "valid"),
-            "--test", f"{own_corpus / 'test'},{own_corpus / 'valid'}", "--out", str(out))
+    prepare(
+        "text",
+        "-s",
+        "ru",
+        "-t",
+        "zh",
+        "--train",
+        str(own_corpus / "train"),
+        "--valid",
+        str(own_corpus / "valid"),
+        "--test",
+        f"{own_corpus / 'test'},{own_corpus / 'valid'}",
+        "--out",
+        str(out),
+    )
     return out
 
 
@@ -64,8 +79,21 @@ def zh_ru(own_corpus, tmp_path_factory) -> Path:
     """The tab-separated file prepared CJK -> Cyrillic: Tatoeba's columns 4 and 2, without
     --valid/--test (100 pairs each held out)."""
     out = tmp_path_factory.mktemp("zh_ru")
-    prepare("text", "-s", "zh", "-t", "ru", "--tsv", str(own_corpus / "pairs.tsv"), "--tsv-columns", "4,2",
-            "--held-out", "100", "--out", str(out))
+    prepare(
+        "text",
+        "-s",
+        "zh",
+        "-t",
+        "ru",
+        "--tsv",
+        str(own_corpus / "pairs.tsv"),
+        "--tsv-columns",
+        "4,2",
+        "--held-out",
+        "100",
+        "--out",
+        str(out),
+    )
     return out
 
 
@@ -101,10 +129,35 @@ def trained(request, tmp_path_factory) -> tuple[Path, Path, str, str]:
     data = request.getfixturevalue(request.param)
     source, target = request.param.split("_")
     save_dir = tmp_path_factory.mktemp(f"{request.param}_checkpoint")
-    run("fairseq-train", str(data / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation", "-s", source,
-        "-t", target, "--arch", "rnnsearch_small", *TINY, "--optimizer", "adam", "--lr", "0.005", "--max-tokens", "1000",
-        "--max-update", "3", "--disable-validation", "--no-save-optimizer-state", "--save-dir", str(save_dir),
-        "--num-workers", "0")
+    run(
+        "fairseq-train",
+        str(data / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "--task",
+        "translation",
+        "-s",
+        source,
+        "-t",
+        target,
+        "--arch",
+        "rnnsearch_small",
+        *TINY,
+        "--optimizer",
+        "adam",
+        "--lr",
+        "0.005",
+        "--max-tokens",
+        "1000",
+        "--max-update",
+        "3",
+        "--disable-validation",
+        "--no-save-optimizer-state",
+        "--save-dir",
+        str(save_dir),
+        "--num-workers",
+        "0",
+    )
     return data, save_dir / "checkpoint_last.pt", source, target
 
 
@@ -113,8 +166,21 @@ def evaluated(trained, tmp_path_factory) -> tuple[Path, dict, str]:
     """rnnsearch-evaluate of the model on its test set (beam 1): the report's folder, report.json and stdout."""
     data, checkpoint, _, _ = trained
     out = tmp_path_factory.mktemp("report")
-    result = run("rnnsearch-evaluate", "--prepared", str(data), "--split", "test", "--system", f"tiny={checkpoint}",
-                 "--beam", "1", "--long", "1", "--out", str(out))
+    result = run(
+        "rnnsearch-evaluate",
+        "--prepared",
+        str(data),
+        "--split",
+        "test",
+        "--system",
+        f"tiny={checkpoint}",
+        "--beam",
+        "1",
+        "--long",
+        "1",
+        "--out",
+        str(out),
+    )
     return out, json.loads((out / "report.json").read_text()), result.stdout
 
 
@@ -124,9 +190,22 @@ def heatmap(trained, tmp_path_factory):
     image and what the command printed."""
     data, checkpoint, source, target = trained
     out = tmp_path_factory.mktemp("heatmap")
-    result = run("rnnsearch-heatmaps", "--path", str(checkpoint), "--data", str(data / "bin"),
-                 "--input", str(data / "raw" / f"test.{source}"), "--reference", str(data / "raw" / f"test.{target}"),
-                 "--ids", "0", "--pieces", "--out", str(out))
+    result = run(
+        "rnnsearch-heatmaps",
+        "--path",
+        str(checkpoint),
+        "--data",
+        str(data / "bin"),
+        "--input",
+        str(data / "raw" / f"test.{source}"),
+        "--reference",
+        str(data / "raw" / f"test.{target}"),
+        "--ids",
+        "0",
+        "--pieces",
+        "--out",
+        str(out),
+    )
     return out / "alignment_0.png", result
 
 
@@ -140,7 +219,8 @@ def test_own_text_is_evaluated_in_its_direction(trained, evaluated):
     system = report["systems"]["tiny"]
     tokenizer = dict(field.split(":", 1) for field in system["signature"].split("|"))["tok"]
     assert system["sacrebleu"] == pytest.approx(
-        sacrebleu_cli(data / "raw" / f"test.{target}", out / "translations" / "tiny.txt", "-tok", tokenizer), abs=6e-5)
+        sacrebleu_cli(data / "raw" / f"test.{target}", out / "translations" / "tiny.txt", "-tok", tokenizer), abs=6e-5
+    )
     rows = [line for line in (out / "long_sentences.md").read_text().splitlines() if line.startswith("| 0 |")]
     assert rows[0].startswith(f"| 0 | {sources[0]} | {references[0]} |")
 
@@ -177,16 +257,28 @@ def bad_case(own: Path, tmp: Path, case: str) -> tuple[list[str], str]:
         return train, f"{tmp / 'train'}.zh[.gz] does not exist: {tmp / 'train'} needs both sides"
     if case.startswith("moses language"):  # the word and bpe schemes both tokenise with Moses
         scheme = case.split()[-1]
-        return ["--train", str(own / "train"), "--scheme", scheme], \
-            f"the {scheme} scheme tokenises with Moses (sacremoses), which does not know zh: use --scheme spm"
+        return [
+            "--train",
+            str(own / "train"),
+            "--scheme",
+            scheme,
+        ], f"the {scheme} scheme tokenises with Moses (sacremoses), which does not know zh: use --scheme spm"
     if case == "same language":
         return ["--train", str(own / "train"), "-t", "ru"], "--source-lang and --target-lang are both ru: a pair needs two"
     if case == "train and tsv":
-        return ["--train", str(own / "train"), "--tsv", str(own / "pairs.tsv")], "--train PREFIX (PREFIX.SRC and " \
-            "PREFIX.TGT) or as --tsv FILE, one of them"
+        return [
+            "--train",
+            str(own / "train"),
+            "--tsv",
+            str(own / "pairs.tsv"),
+        ], "--train PREFIX (PREFIX.SRC and PREFIX.TGT) or as --tsv FILE, one of them"
     if case == "tsv short of columns":
-        return ["--tsv", str(own / "pairs.tsv"), "--tsv-columns", "2,5"], \
-            f"{own / 'pairs.tsv'} line 1 has 4 columns, but --tsv-columns asks for column 5"
+        return [
+            "--tsv",
+            str(own / "pairs.tsv"),
+            "--tsv-columns",
+            "2,5",
+        ], f"{own / 'pairs.tsv'} line 1 has 4 columns, but --tsv-columns asks for column 5"
     if case == "tsv without a tab":
         (tmp / "pairs.tsv").write_text("один\t一\nдва 二\n", encoding="utf-8")
         return ["--tsv", str(tmp / "pairs.tsv")], f"{tmp / 'pairs.tsv'} line 2 has no tab"
@@ -200,9 +292,21 @@ def bad_case(own: Path, tmp: Path, case: str) -> tuple[list[str], str]:
     return train, "the training split is empty after cleaning (kept 1 of 3 pairs; dropped: {'empty': 1, 'duplicate': 1, "
 
 
-@pytest.mark.parametrize("case", ["line counts", "missing side", "moses language word", "moses language bpe",
-                                  "same language", "train and tsv", "tsv without a tab", "tsv short of columns",
-                                  "invalid utf-8", "empty after cleaning"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "line counts",
+        "missing side",
+        "moses language word",
+        "moses language bpe",
+        "same language",
+        "train and tsv",
+        "tsv without a tab",
+        "tsv short of columns",
+        "invalid utf-8",
+        "empty after cleaning",
+    ],
+)
 def test_bad_input_is_refused_in_one_line_and_nothing_looks_finished(own_corpus, tmp_path, monkeypatch, case):
     """prepare_data.py's main in this process (its exit message is the one line the command prints)."""
     options, expected = bad_case(own_corpus, tmp_path, case)

@@ -1,4 +1,5 @@
 """Every sentence counts: fairseq's batching, as the plugin leaves it, covers every index once."""
+
 import numpy as np
 import pytest
 from fairseq.data import data_utils
@@ -16,8 +17,11 @@ def test_every_index_is_batched_exactly_once(multiple, limits):
         indices = np.argsort(lengths, kind="mergesort").astype(np.int64)
         for vectorised in (True, False):
             batches = data_utils.batch_by_size(
-                indices, lambda i, lengths=lengths: lengths[i], num_tokens_vec=lengths[indices] if vectorised else None,
-                required_batch_size_multiple=multiple, **limits,
+                indices,
+                lambda i, lengths=lengths: lengths[i],
+                num_tokens_vec=lengths[indices] if vectorised else None,
+                required_batch_size_multiple=multiple,
+                **limits,
             )
             seen = np.concatenate(batches) if batches else np.array([], dtype=np.int64)
             if sorted(seen.tolist()) != list(range(size)):

@@ -1,4 +1,5 @@
 """``--bf16`` trains on the device it is given, not a TPU fairseq infers (``fairseq_fixes/bf16_device.py``)."""
+
 import importlib.util
 
 import pytest

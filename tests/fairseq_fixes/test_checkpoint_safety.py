@@ -1,4 +1,5 @@
 """Crafted checkpoints never run code, damaged ones are named damaged (``fairseq_fixes/checkpoint_safety.py``)."""
+
 import pickle
 from pathlib import Path
 
@@ -33,30 +34,41 @@ def test_crafted_checkpoint_is_refused_by_generate_and_interactive(multi30k, che
     """Even with torch's weights-only default turned off by the environment."""
     monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     path, marker = crafted
-    result = run("fairseq-generate", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en",
-                 "-t", "fr", "--path", str(path), "--gen-subset", "test", check=False)
+    result = run(
+        "fairseq-generate",
+        str(multi30k / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--path",
+        str(path),
+        "--gen-subset",
+        "test",
+        check=False,
+    )
     assert_one_line_error(result, "refused to load a checkpoint", "system")
     assert_one_line_error(interactive(multi30k, path, "A dog .\n", check=False), "refused to load")
     assert not marker.exists()
     newest_protocol = path.with_name("protocol5.pt")
-    torch.save(torch.load(checkpoint, weights_only=True) | {"evil": Payload(marker)}, newest_protocol,
-               pickle_protocol=pickle.HIGHEST_PROTOCOL)
+    torch.save(
+        torch.load(checkpoint, weights_only=True) | {"evil": Payload(marker)}, newest_protocol, pickle_protocol=pickle.HIGHEST_PROTOCOL
+    )
     assert_one_line_error(interactive(multi30k, newest_protocol, "A dog .\n", check=False), "refused to load")
     assert not marker.exists()
 
 
-def test_crafted_checkpoint_is_refused_by_the_python_api_and_averaging(multi30k, crafted, checkpoint, tmp_path,
-                                                                       monkeypatch):
+def test_crafted_checkpoint_is_refused_by_the_python_api_and_averaging(multi30k, crafted, checkpoint, tmp_path, monkeypatch):
     """Even with torch's weights-only default turned off by the environment."""
     from rnnsearch_plugin import RNNSearchModel
 
     monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     path, marker = crafted
     with pytest.raises(pickle.UnpicklingError):
-        RNNSearchModel.from_pretrained(str(path.parent), checkpoint_file=path.name,
-                                       data_name_or_path=str(multi30k / "bin"))
-    result = run("rnnsearch-average-checkpoints", "--inputs", str(checkpoint), str(path),
-                 "--output", str(tmp_path / "avg.pt"), check=False)
+        RNNSearchModel.from_pretrained(str(path.parent), checkpoint_file=path.name, data_name_or_path=str(multi30k / "bin"))
+    result = run("rnnsearch-average-checkpoints", "--inputs", str(checkpoint), str(path), "--output", str(tmp_path / "avg.pt"), check=False)
     assert_one_line_error(result, "not a loadable fairseq checkpoint")
     assert not marker.exists() and not (tmp_path / "avg.pt").exists()
 
@@ -67,7 +79,7 @@ def damaged_copies(checkpoint: Path, folder: Path) -> dict[str, Path]:
     data = checkpoint.read_bytes()
     pickle_at = data.index(b"data.pkl") + 200
     garbled = bytearray(data)
-    garbled[pickle_at:pickle_at + 64] = bytes(range(64))
+    garbled[pickle_at : pickle_at + 64] = bytes(range(64))
     copies = {"truncated": data[: len(data) // 2], "empty": b"", "garbled": bytes(garbled)}
     for name, content in copies.items():
         (folder / f"{name}.pt").write_bytes(content)
@@ -85,8 +97,21 @@ def test_damaged_checkpoint_is_named_damaged_not_dangerous(multi30k, checkpoint,
     for path in copies.values():
         with pytest.raises(DamagedCheckpointError, match=f"the checkpoint {path} is damaged"):
             checkpoint_utils.load_checkpoint_to_cpu(str(path))
-    result = run("fairseq-generate", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en",
-                 "-t", "fr", "--path", str(copies["truncated"]), "--gen-subset", "test", check=False)
+    result = run(
+        "fairseq-generate",
+        str(multi30k / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--path",
+        str(copies["truncated"]),
+        "--gen-subset",
+        "test",
+        check=False,
+    )
     assert_one_line_error(result, f"the checkpoint {copies['truncated']} is damaged (truncated or corrupted")
     assert "could run code" not in result.stderr
 

@@ -1,6 +1,7 @@
 """Interruption and resume (issue 6): a run killed with SIGKILL and restarted with the same
 command continues exactly as if it had never stopped, and an interrupted checkpoint copy never
 replaces the good checkpoint it was overwriting (``fairseq_fixes/checkpoint_writing.py``)."""
+
 import os
 import signal
 import subprocess
@@ -91,6 +92,12 @@ def test_checkpoint_data_reaches_the_disk_before_its_name_does(tmp_path, monkeyp
     checkpoint_utils.torch_persistent_save({"w": torch.ones(3)}, str(written))
     assert checkpoint_utils.PathManager.copy(str(written), str(last), overwrite=True)
     folder = ("fsync", str(tmp_path))
-    assert events == [("fsync", f"{written}.tmp"), ("replace", f"{written}.tmp", str(written)), folder,
-                      ("fsync", f"{last}.tmp"), ("replace", f"{last}.tmp", str(last)), folder]
+    assert events == [
+        ("fsync", f"{written}.tmp"),
+        ("replace", f"{written}.tmp", str(written)),
+        folder,
+        ("fsync", f"{last}.tmp"),
+        ("replace", f"{last}.tmp", str(last)),
+        folder,
+    ]
     assert torch.load(last, weights_only=True)["w"].tolist() == [1.0, 1.0, 1.0]

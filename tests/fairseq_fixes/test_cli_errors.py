@@ -1,4 +1,5 @@
 """User mistakes end fairseq's commands in one clear line, never a traceback (``fairseq_fixes/cli_errors.py``)."""
+
 import pickle
 import shutil
 
@@ -9,9 +10,21 @@ from fairseq import checkpoint_utils
 
 
 def test_missing_data_directory(tmp_path):
-    result = run("fairseq-train", str(tmp_path / "no-such-data"), "--user-dir", "rnnsearch_plugin",
-                 "--task", "translation", "--arch", "rnnsearch_small", "--max-tokens", "1000", "--max-update", "1",
-                 check=False)
+    result = run(
+        "fairseq-train",
+        str(tmp_path / "no-such-data"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "--task",
+        "translation",
+        "--arch",
+        "rnnsearch_small",
+        "--max-tokens",
+        "1000",
+        "--max-update",
+        "1",
+        check=False,
+    )
     assert_one_line_error(result, "fairseq-train: error:", "no-such-data")
 
 
@@ -21,16 +34,51 @@ def test_dictionary_that_does_not_match_the_checkpoint(multi30k, checkpoint, tmp
     for lang in ("en", "fr"):
         lines = (multi30k / "bin" / f"dict.{lang}.txt").read_text().splitlines()
         (other / f"dict.{lang}.txt").write_text("\n".join(lines[:-40]) + "\n")
-    result = run("fairseq-interactive", str(other), "--user-dir", "rnnsearch_plugin", "-s", "en", "-t", "fr",
-                 "--path", str(checkpoint), stdin="A dog .\n", check=False)
+    result = run(
+        "fairseq-interactive",
+        str(other),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--path",
+        str(checkpoint),
+        stdin="A dog .\n",
+        check=False,
+    )
     assert_one_line_error(result, "source dictionary of", "use the data directory")
 
 
 def test_resuming_with_another_architecture(multi30k, checkpoint, tmp_path):
     shutil.copy(checkpoint, tmp_path / "checkpoint_last.pt")  # an rnnsearch checkpoint
-    result = run("fairseq-train", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
-                 "-s", "en", "-t", "fr", "--arch", "rnnencdec_small", "--optimizer", "adam", "--max-tokens", "1000",
-                 "--max-update", "1", "--save-dir", str(tmp_path), "--num-workers", "0", "--cpu", check=False)
+    result = run(
+        "fairseq-train",
+        str(multi30k / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "--task",
+        "translation",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--arch",
+        "rnnencdec_small",
+        "--optimizer",
+        "adam",
+        "--max-tokens",
+        "1000",
+        "--max-update",
+        "1",
+        "--save-dir",
+        str(tmp_path),
+        "--num-workers",
+        "0",
+        "--cpu",
+        check=False,
+    )
     assert_one_line_error(result, "Cannot load model parameters", "Resume with the model options (--arch")
 
 
@@ -63,15 +111,22 @@ def test_full_traceback_on_request(monkeypatch, capsys):
     assert reached == [missing] and printed == ""
 
 
-@pytest.mark.parametrize("error,one_line", [
-    (FloatingPointError("gradients are Nan/Inf"), "training diverged"),
-    (FloatingPointError("Minimum loss scale reached (0.0001). Your loss is probably exploding. Try lowering "
-                        "the learning rate, using gradient clipping or increasing the batch size."),
-     "Minimum loss scale reached (0.0001)"),
-    (FloatingPointError("Fatal error: gradients are inconsistent between workers."), None),
-    (FileNotFoundError("no file name"), None),
-    (pickle.UnpicklingError("invalid load key, 'x'."), None),
-])
+@pytest.mark.parametrize(
+    "error,one_line",
+    [
+        (FloatingPointError("gradients are Nan/Inf"), "training diverged"),
+        (
+            FloatingPointError(
+                "Minimum loss scale reached (0.0001). Your loss is probably exploding. Try lowering "
+                "the learning rate, using gradient clipping or increasing the batch size."
+            ),
+            "Minimum loss scale reached (0.0001)",
+        ),
+        (FloatingPointError("Fatal error: gradients are inconsistent between workers."), None),
+        (FileNotFoundError("no file name"), None),
+        (pickle.UnpicklingError("invalid load key, 'x'."), None),
+    ],
+)
 def test_only_the_users_mistakes_become_one_line(error, one_line, monkeypatch, capsys):
     """fp16's minimum-loss-scale stop is not called a divergence; what is not the user's input
     (workers that disagree, an error without the file it names, a pickle error that names no
@@ -90,8 +145,9 @@ def test_diverging_run_stops_with_one_line_and_keeps_its_last_good_checkpoint(mu
     command = train_command(multi30k, tmp_path) + ["--optimizer", "sgd", "--lr", "1e30", "--save-interval-updates", "1"]
     result = run(*command, check=False)
     assert result.returncode == 1
-    assert result.stderr.strip().splitlines()[-1].startswith(
-        "fairseq-train: error: gradients are Nan/Inf: training diverged and stopped"), result.stderr[-2000:]
+    assert (
+        result.stderr.strip().splitlines()[-1].startswith("fairseq-train: error: gradients are Nan/Inf: training diverged and stopped")
+    ), result.stderr[-2000:]
     last = checkpoint_utils.load_checkpoint_to_cpu(str(tmp_path / "checkpoint_last.pt"))
     assert last["optimizer_history"][-1]["num_updates"] == 1
     assert all(torch.isfinite(value).all() for value in last["model"].values())

@@ -1,5 +1,6 @@
 """An empty source has the empty translation, in the API, fairseq-interactive and fairseq-generate
 (``fairseq_fixes/empty_source.py``), and the other sentences of its batch translate as without it."""
+
 import pytest
 from conftest import interactive, lines_of, run
 
@@ -37,9 +38,23 @@ def binarized(multi30k, folder, sources: list[str], targets: list[str]):
     folder.mkdir()
     for language, lines in (("en", sources), ("fr", targets)):
         (folder / f"test.{language}").write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-    run("fairseq-preprocess", "-s", "en", "-t", "fr", "--testpref", str(folder / "test"), "--destdir", str(folder / "bin"),
-        "--srcdict", str(multi30k / "bin" / "dict.en.txt"), "--tgtdict", str(multi30k / "bin" / "dict.fr.txt"),
-        "--workers", "1")
+    run(
+        "fairseq-preprocess",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--testpref",
+        str(folder / "test"),
+        "--destdir",
+        str(folder / "bin"),
+        "--srcdict",
+        str(multi30k / "bin" / "dict.en.txt"),
+        "--tgtdict",
+        str(multi30k / "bin" / "dict.fr.txt"),
+        "--workers",
+        "1",
+    )
     return folder / "bin"
 
 
@@ -50,8 +65,23 @@ def test_generate_gives_an_empty_source_line_an_empty_translation(multi30k, chec
     without = binarized(multi30k, tmp_path / "without", sources, [targets[0], *targets[2:]])
 
     def generate(data):
-        output = run("fairseq-generate", str(data), "--user-dir", "rnnsearch_plugin", "-s", "en", "-t", "fr",
-                     "--path", str(checkpoint), "--gen-subset", "test", "--beam", "2", "--print-alignment").stdout
+        output = run(
+            "fairseq-generate",
+            str(data),
+            "--user-dir",
+            "rnnsearch_plugin",
+            "-s",
+            "en",
+            "-t",
+            "fr",
+            "--path",
+            str(checkpoint),
+            "--gen-subset",
+            "test",
+            "--beam",
+            "2",
+            "--print-alignment",
+        ).stdout
         return lines_of(output, "S"), lines_of(output, "H"), lines_of(output, "A")
 
     sources_seen, hypotheses, alignments = generate(with_empty)

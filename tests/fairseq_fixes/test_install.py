@@ -1,5 +1,6 @@
 """The repairs of fairseq are installed where fairseq runs (its commands with ``--user-dir``, ``load``),
 never by importing the plugin (``fairseq_fixes/__init__.py``), each through ``patching.wrap_once``."""
+
 import json
 import subprocess
 import sys
@@ -57,8 +58,7 @@ REPLACED = [
 
 
 def changes(setup: str, statement: str) -> dict:
-    result = subprocess.run([sys.executable, "-c", PROBE, setup, statement], cwd=REPO, capture_output=True, text=True,
-                            timeout=600)
+    result = subprocess.run([sys.executable, "-c", PROBE, setup, statement], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.splitlines()[-1])
 
@@ -68,8 +68,8 @@ def assert_every_repair_installed(changed: dict, *also: str) -> None:
     assert changed["not_by_wrap_once"] == []
     assert changed["allowed"] == ["argparse.Namespace"]
     before, after = changed["filters_before"], changed["filters_after"]
-    added = after[len(before):]
-    assert after[:len(before)] == before and added  # after the user's own filters, which still decide
+    added = after[len(before) :]
+    assert after[: len(before)] == before and added  # after the user's own filters, which still decide
     assert all(action == "ignore" and message and category != "Warning" and module for action, message, category, module, _ in added)
 
 

@@ -1,4 +1,5 @@
 """What fairseq's commands log (``fairseq_fixes/log_output.py``): each --log-file line once, no hydra version_base warning."""
+
 import sys
 
 import pytest
@@ -17,8 +18,19 @@ def test_log_file_holds_each_line_once(checkpoint):
 def test_commands_print_no_hydra_version_base_warning(tmp_path, command):
     """hydra's version_base block is gone, from the console command and from ``python -m``; its
     other warnings are still shown."""
-    result = run(*command, str(tmp_path / "no-data"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
-                 "--arch", "rnnsearch_small", "--max-tokens", "1000", check=False)
+    result = run(
+        *command,
+        str(tmp_path / "no-data"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "--task",
+        "translation",
+        "--arch",
+        "rnnsearch_small",
+        "--max-tokens",
+        "1000",
+        check=False,
+    )
     assert "version_base" not in result.stderr
     assert "hydra.experimental.initialize() is no longer experimental" in result.stderr
 
@@ -26,13 +38,55 @@ def test_commands_print_no_hydra_version_base_warning(tmp_path, command):
 def test_commands_print_no_pin_memory_or_autocast_warning(multi30k, tmp_path):
     """fairseq-train and fairseq-generate on a CPU: neither torch's pin_memory warning nor the
     torch.cuda.amp.autocast deprecation, both about fairseq's code; other warnings still show."""
-    train = run("fairseq-train", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "--task", "translation",
-                "-s", "en", "-t", "fr", "--arch", "rnnsearch_small", *TINY, "--optimizer", "adam",
-                "--max-tokens", "1000", "--max-update", "2", "--disable-validation", "--no-save-optimizer-state",
-                "--save-dir", str(tmp_path), "--num-workers", "0")
-    generate = run("fairseq-generate", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en", "-t", "fr",
-                   "--path", str(tmp_path / "checkpoint_last.pt"), "--gen-subset", "valid", "--beam", "1",
-                   "--max-len-a", "0", "--max-len-b", "2", "--batch-size", "512")
+    train = run(
+        "fairseq-train",
+        str(multi30k / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "--task",
+        "translation",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--arch",
+        "rnnsearch_small",
+        *TINY,
+        "--optimizer",
+        "adam",
+        "--max-tokens",
+        "1000",
+        "--max-update",
+        "2",
+        "--disable-validation",
+        "--no-save-optimizer-state",
+        "--save-dir",
+        str(tmp_path),
+        "--num-workers",
+        "0",
+    )
+    generate = run(
+        "fairseq-generate",
+        str(multi30k / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--path",
+        str(tmp_path / "checkpoint_last.pt"),
+        "--gen-subset",
+        "valid",
+        "--beam",
+        "1",
+        "--max-len-a",
+        "0",
+        "--max-len-b",
+        "2",
+        "--batch-size",
+        "512",
+    )
     for result in (train, generate):
         assert "pin_memory" not in result.stderr and "torch.cuda.amp.autocast" not in result.stderr
     assert "num_updates 2" in train.stdout + train.stderr

@@ -1,5 +1,6 @@
 """Two routes to the same numbers: incremental decoding vs the teacher-forced forward, one
 sentence alone vs inside a padded batch, beam search of width 1 vs a greedy loop."""
+
 import pytest
 import torch
 from conftest import SOURCES, TARGETS, build, pad_batch
@@ -86,9 +87,7 @@ def test_every_parameter_receives_a_gradient(variant):
     model = build(**variant).train()
     log_probs, _ = forward_log_probs(model, SOURCES, TARGETS)
     targets = pad_batch([t[1:] + [2] for t in TARGETS], model.encoder.padding_idx, left=False)
-    loss = torch.nn.functional.nll_loss(
-        log_probs.flatten(0, 1), targets.flatten(), ignore_index=model.encoder.padding_idx
-    )
+    loss = torch.nn.functional.nll_loss(log_probs.flatten(0, 1), targets.flatten(), ignore_index=model.encoder.padding_idx)
     loss.backward()
     missing = [name for name, p in model.named_parameters() if p.grad is None or not p.grad.abs().sum() > 0]
     assert missing == []
@@ -112,10 +111,12 @@ def test_rnnencdec_never_computes_attention(monkeypatch):
 def beam_search(model, beam: int) -> list[list[dict]]:
     generator = SequenceGenerator([model], model.decoder.dictionary, beam_size=beam, max_len_a=0, max_len_b=8)
     pad = model.encoder.padding_idx
-    sample = {"net_input": {
-        "src_tokens": pad_batch(SOURCES, pad, left=True),
-        "src_lengths": torch.tensor([len(s) for s in SOURCES]),
-    }}
+    sample = {
+        "net_input": {
+            "src_tokens": pad_batch(SOURCES, pad, left=True),
+            "src_lengths": torch.tensor([len(s) for s in SOURCES]),
+        }
+    }
     return generator.generate([model], sample)
 
 
@@ -160,8 +161,7 @@ def test_beam_search_scores_equal_a_teacher_forced_pass(variant):
             tokens = hypothesis["tokens"]
             log_probs, _ = forward_log_probs(model, [source], [[eos] + tokens[:-1].tolist()])
             forced = log_probs[0].gather(-1, tokens[:, None]).squeeze(-1)
-            torch.testing.assert_close(hypothesis["positional_scores"], forced.to(hypothesis["positional_scores"].dtype),
-                                       rtol=0, atol=1e-5)
+            torch.testing.assert_close(hypothesis["positional_scores"], forced.to(hypothesis["positional_scores"].dtype), rtol=0, atol=1e-5)
 
 
 def test_beam_size_one_equals_greedy_search(variant):

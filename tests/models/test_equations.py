@@ -1,5 +1,6 @@
 """The batched model against a literal transcription of Appendix A.2: one sentence at a time,
 one position at a time, one source word at a time, with matrix-vector products only."""
+
 import pytest
 import torch
 from conftest import SOURCES, TARGETS, build, pad_batch
@@ -64,10 +65,14 @@ def reference_log_probs(model, source: list[int], prev_output: list[int], readou
             c = sum(a * h_j for a, h_j in zip(alpha, annotations))
         s_new = gru(decoder.rnn, e_y, s, c, decoder.context_projection.weight)
         s_read = s if readout == "previous" else s_new
-        t_tilde = (out.state_projection.weight @ s_read + out.state_projection.bias
-                   + out.embedding_projection.weight @ e_y + out.context_projection.weight @ c)
+        t_tilde = (
+            out.state_projection.weight @ s_read
+            + out.state_projection.bias
+            + out.embedding_projection.weight @ e_y
+            + out.context_projection.weight @ c
+        )
         k = out.pool_size
-        t = torch.stack([t_tilde[j * k:(j + 1) * k].max() for j in range(len(t_tilde) // k)])
+        t = torch.stack([t_tilde[j * k : (j + 1) * k].max() for j in range(len(t_tilde) // k)])
         logits = out.output_projection.weight @ t + out.output_projection.bias
         rows.append(torch.log_softmax(logits, dim=0))
         s = s_new
@@ -100,15 +105,19 @@ def test_batched_gradients_match_literal_equations(variant, readout):
     prev = pad_batch(TARGETS, model.encoder.padding_idx, left=False)
     logits = model(src, torch.tensor([len(s) for s in SOURCES]), prev)[0]
     log_probs = torch.log_softmax(logits, dim=-1)  # in float64 (fairseq's get_normalized_probs takes float32)
-    weights = torch.rand(log_probs.shape, generator=torch.Generator(log_probs.device).manual_seed(0),
-                         dtype=torch.float64)
+    weights = torch.rand(log_probs.shape, generator=torch.Generator(log_probs.device).manual_seed(0), dtype=torch.float64)
     lengths = [len(t) for t in TARGETS]
     batched = sum((log_probs[b, :n] * weights[b, :n]).sum() for b, n in enumerate(lengths))
-    literal = sum((reference_log_probs(model, source, target, readout) * weights[b, : len(target)]).sum()
-                  for b, (source, target) in enumerate(zip(SOURCES, TARGETS)))
+    literal = sum(
+        (reference_log_probs(model, source, target, readout) * weights[b, : len(target)]).sum()
+        for b, (source, target) in enumerate(zip(SOURCES, TARGETS))
+    )
     parameters = dict(model.named_parameters())
-    for name, ours, reference in zip(parameters, torch.autograd.grad(batched, list(parameters.values()), allow_unused=True),
-                                     torch.autograd.grad(literal, list(parameters.values()), allow_unused=True)):
+    for name, ours, reference in zip(
+        parameters,
+        torch.autograd.grad(batched, list(parameters.values()), allow_unused=True),
+        torch.autograd.grad(literal, list(parameters.values()), allow_unused=True),
+    ):
         if reference is None:  # a parameter the literal route does not read (the padding rows of E)
             continue
         torch.testing.assert_close(ours, reference, rtol=0, atol=1e-10, msg=name)

@@ -1,4 +1,5 @@
 """Model size (A.2.3) and initialisation (B.1)."""
+
 import math
 from argparse import Namespace
 from types import SimpleNamespace
@@ -43,11 +44,20 @@ def implementation_biases(K_y: int, n: int, n_a: int, l: int, attention: bool) -
 
 
 @pytest.mark.parametrize("kind,total", [("rnnsearch", 80_449_964), ("rnnencdec", 68_584_964)])
-@pytest.mark.parametrize("sizes", [
-    {},  # the paper's (A.2.3): m = 620, n = n' = 1000, l = 500, 30k vocabularies
-    {"encoder_embed_dim": 7, "decoder_embed_dim": 7, "encoder_hidden_size": 11, "decoder_hidden_size": 11,
-     "attention_hidden_size": 13, "decoder_out_embed_dim": 5},  # every size different: no term hides another
-])
+@pytest.mark.parametrize(
+    "sizes",
+    [
+        {},  # the paper's (A.2.3): m = 620, n = n' = 1000, l = 500, 30k vocabularies
+        {
+            "encoder_embed_dim": 7,
+            "decoder_embed_dim": 7,
+            "encoder_hidden_size": 11,
+            "decoder_hidden_size": 11,
+            "attention_hidden_size": 13,
+            "decoder_out_embed_dim": 5,
+        },  # every size different: no term hides another
+    ],
+)
 def test_weights_are_appendix_a2s_matrices_and_biases_the_documented_ones(kind, total, sizes):
     K_x, K_y = (30_000, 30_000) if not sizes else (50, 70)
     model = build_arch(f"{kind}_wmt14", K_x, K_y, **sizes)
@@ -57,8 +67,10 @@ def test_weights_are_appendix_a2s_matrices_and_biases_the_documented_ones(kind, 
     matrices = appendix_a2_weight_matrices(K_x + special, K_y + special, m, n, n_a, l, attention)
     biases = implementation_biases(K_y + special, n, n_a, l, attention)
     parameters = dict(model.named_parameters())
-    counted = {group: sum(p.numel() for name, p in parameters.items() if name.endswith(".bias") == (group == "bias"))
-               for group in ("weight", "bias")}
+    counted = {
+        group: sum(p.numel() for name, p in parameters.items() if name.endswith(".bias") == (group == "bias"))
+        for group in ("weight", "bias")
+    }
     assert counted == {"weight": sum(math.prod(shape) for shape in matrices.values()), "bias": sum(biases.values())}
     if not sizes:  # the README's table
         assert counted["weight"] + counted["bias"] == total
@@ -82,8 +94,12 @@ def test_encoder_dropout_out_drops_annotations_in_training_only():
 
 def test_initialisation_follows_appendix_b1():
     model = build_arch("rnnsearch_small", 2000)
-    recurrent = {id(u) for g in model.modules() if isinstance(g, GatedRecurrentUnit)
-                 for u in [g.gate_recurrence.weight, g.candidate_recurrence.weight]}
+    recurrent = {
+        id(u)
+        for g in model.modules()
+        if isinstance(g, GatedRecurrentUnit)
+        for u in [g.gate_recurrence.weight, g.candidate_recurrence.weight]
+    }
     for module in model.modules():
         if isinstance(module, GatedRecurrentUnit):
             for matrix in module.recurrent_matrices():
@@ -104,7 +120,7 @@ def test_general_attention_is_one_matrix_initialised_as_b1_initialises_the_paper
     """--attention general (not the paper's): W_a, n x 2n, no bias, N(0, 0.001^2) as B.1's W_a;
     everything else as the paper's model has it."""
     general, additive = (build_arch("rnnsearch_small", 2000, attention=name) for name in ("general", "additive"))
-    (name, weight), = general.decoder.attention.named_parameters()
+    ((name, weight),) = general.decoder.attention.named_parameters()
     assert name == "bilinear.weight" and weight.shape == (256, 512)
     assert weight.std().item() == pytest.approx(0.001, rel=0.05)
     others = {name: p.shape for name, p in general.named_parameters() if ".attention." not in name}

@@ -1,4 +1,5 @@
 """The training rule of Appendix B.2 (``rnnsearch_adadelta``) against Zeiler's Adadelta written out."""
+
 import pytest
 import torch
 from fairseq.optim import build_optimizer
@@ -36,7 +37,7 @@ def test_optimizer_computes_appendix_b2():
         for p, g in zip(params, grads):
             p.grad = g.clone()
         norm = optimizer.clip_grad_norm(1.0)
-        after = torch.sqrt(sum((p.grad ** 2).sum() for p in params))
+        after = torch.sqrt(sum((p.grad**2).sum() for p in params))
         assert after.item() == pytest.approx(min(norm.item(), 1.0), rel=1e-12)
         optimizer.step()
     expected = zeiler_adadelta(start, steps, rho=0.95, eps=1e-6, clip=1.0)

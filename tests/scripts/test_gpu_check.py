@@ -2,6 +2,7 @@
 that it still runs whenever a GPU is at hand: every check passes and every figure the GPU run
 reports is there. Its tests stage runs model tests the suite runs anyway, so here it is left out
 and only what it names is checked to exist."""
+
 import json
 import re
 import subprocess
@@ -23,9 +24,24 @@ def test_the_tests_it_runs_on_the_gpu_exist():
 def test_cpu_run_passes_and_reports_every_figure(tmp_path):
     out = tmp_path / "results-cpu"
     stages = [stage for stage in gpu_check.DEFAULT_STAGES if stage != "tests"]
-    result = subprocess.run(["bash", "scripts/gpu_check.sh", "--device", "cpu", "--out", str(out),
-                             "--work", str(tmp_path / "work"), "--stages", ",".join(stages)],
-                            cwd=REPO, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [
+            "bash",
+            "scripts/gpu_check.sh",
+            "--device",
+            "cpu",
+            "--out",
+            str(out),
+            "--work",
+            str(tmp_path / "work"),
+            "--stages",
+            ",".join(stages),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     report = json.loads(out.with_suffix(".json").read_text())
     failed = [c for stage in report["stages"] for c in stage["checks"] if not c["passed"]]
     assert result.returncode == 0 and report["passed"] and not failed, (failed, result.stdout[-3000:])

@@ -1,6 +1,7 @@
 """scripts/reproduce_results.sh and scripts/publish_results.py (issue 7's results page, issue 39's
 directions page), on the session's tiny checkpoint: the page's figures are the reports' own, the
 length gap is the Figure 2 buckets' BLEU, and bad requests end in one line."""
+
 import csv
 import json
 import shutil
@@ -50,8 +51,15 @@ def fake_work(multi30k: Path, report: Path, aer: Path, work: Path) -> None:
     for lang in ("en", "fr"):
         shutil.copyfile(multi30k / "raw" / f"test1.{lang}", work / "hansards" / "raw" / f"test.{lang}")
     renamed_report(report, work / "report" / "hansards.test", {"rnnsearch_small": 20.5, "rnnencdec_small": 14.25})
-    seeds = {"rnnsearch_small.seed1": 50.0, "rnnsearch_small.seed2": 52.0, "rnnsearch_small.seed3": 54.0,
-             "lstm.seed1": 51.0, "lstm.seed2": 51.5, "lstm.seed3": 52.0, "rnnencdec_small": 30.0}
+    seeds = {
+        "rnnsearch_small.seed1": 50.0,
+        "rnnsearch_small.seed2": 52.0,
+        "rnnsearch_small.seed3": 54.0,
+        "lstm.seed1": 51.0,
+        "lstm.seed2": 51.5,
+        "lstm.seed3": 52.0,
+        "rnnencdec_small": 30.0,
+    }
     renamed_report(report, work / "report" / "multi30k.test", seeds)
     renamed_report(report, work / "report" / "multi30k.test1", {name: score - 10 for name, score in seeds.items()})
     shutil.copytree(aer, work / "report" / "hansards.aer")
@@ -62,7 +70,8 @@ def fake_work(multi30k: Path, report: Path, aer: Path, work: Path) -> None:
     (work / "machines.tsv").write_text("hansards\tAMD EPYC\tavx2\nhansards\tIntel(R) Xeon(R) Processor\tavx2 amx_bf16\n")
     (work / "wall_times.tsv").write_text(  # the second run of a command replaces the first
         f"fairseq-train\t{work}/checkpoints/multi30k/tiny/train.log\t2690\n"
-        f"fairseq-train\t{work}/checkpoints/multi30k/tiny/train.log\t2712\n")
+        f"fairseq-train\t{work}/checkpoints/multi30k/tiny/train.log\t2712\n"
+    )
 
 
 def first_gold_sentences(count: int, folder: Path) -> Path:
@@ -79,8 +88,17 @@ def first_gold_sentences(count: int, folder: Path) -> Path:
 def test_results_page_reports_the_evaluations_figures(evaluation, multi30k, checkpoint, tmp_path):
     out, report = evaluation
     aer = tmp_path / "aer"
-    run("rnnsearch-aer", "--path", str(checkpoint), "--data", str(multi30k / "bin"),
-        "--gold", str(first_gold_sentences(5, tmp_path / "gold")), "--out", str(aer))
+    run(
+        "rnnsearch-aer",
+        "--path",
+        str(checkpoint),
+        "--data",
+        str(multi30k / "bin"),
+        "--gold",
+        str(first_gold_sentences(5, tmp_path / "gold")),
+        "--out",
+        str(aer),
+    )
     work = tmp_path / "work"
     work.mkdir()
     fake_work(multi30k, out, aer, work)
@@ -88,26 +106,33 @@ def test_results_page_reports_the_evaluations_figures(evaluation, multi30k, chec
     readme.write_text("# top\n<!-- results: scripts/publish_results.py -->\nstale figures\n<!-- /results -->\nrest\n")
     (tmp_path / "page").mkdir()
     (tmp_path / "page" / "directions.md").write_text("# Either direction\n")  # published before: README.md links it
-    run(sys.executable, "scripts/publish_results.py", "--work", str(work), "--out", str(tmp_path / "page"),
-        "--readme", str(readme))
+    run(sys.executable, "scripts/publish_results.py", "--work", str(work), "--out", str(tmp_path / "page"), "--readme", str(readme))
     page = (tmp_path / "page" / "README.md").read_text()
     tiny, trained = report["systems"]["tiny"], report["training"]["tiny"]
-    assert (f"| rnnsearch_small | 20.50 / {tiny['tokenised_bleu']:.2f} | {tiny['chrf']:.2f} | {tiny['no_unk_sentences']} | "
-            f"{tiny['no_unk_sacrebleu']:.2f} / {tiny['no_unk_tokenised_bleu']:.2f} | {tiny['no_unk_chrf']:.2f} | "
-            f"{trained['updates']} | {trained['epochs']} | "
-            f"{trained['dev_nll']:.3f} | {trained['wall_hours']:.2f} | bfloat16 (--amp) | ") in page
+    assert (
+        f"| rnnsearch_small | 20.50 / {tiny['tokenised_bleu']:.2f} | {tiny['chrf']:.2f} | {tiny['no_unk_sentences']} | "
+        f"{tiny['no_unk_sacrebleu']:.2f} / {tiny['no_unk_tokenised_bleu']:.2f} | {tiny['no_unk_chrf']:.2f} | "
+        f"{trained['updates']} | {trained['epochs']} | "
+        f"{trained['dev_nll']:.3f} | {trained['wall_hours']:.2f} | bfloat16 (--amp) | "
+    ) in page
     rows = {line.split(" | ")[0][2:]: line for line in page.splitlines() if line.startswith("| ")}
-    assert (f"| {trained['updates']} | {trained['epochs']} | {trained['dev_nll']:.3f} | nats per target token | float32 | "
-            "`--arch rnnsearch_small ") in rows["lstm.seed2"]
+    assert (
+        f"| {trained['updates']} | {trained['epochs']} | {trained['dev_nll']:.3f} | nats per target token | float32 | "
+        "`--arch rnnsearch_small "
+    ) in rows["lstm.seed2"]
     assert "| nats per target token | bfloat16 (--amp) | " in rows["rnnsearch_small.seed2"]
-    assert rows["rnnencdec_small"].startswith(f"| rnnencdec_small | 30.00 / {tiny['tokenised_bleu']:.2f} | "
-                                              f"{tiny['chrf']:.2f} | 20.00 / {tiny['tokenised_bleu']:.2f} | {tiny['chrf']:.2f} | ")
+    assert rows["rnnencdec_small"].startswith(
+        f"| rnnencdec_small | 30.00 / {tiny['tokenised_bleu']:.2f} | "
+        f"{tiny['chrf']:.2f} | 20.00 / {tiny['tokenised_bleu']:.2f} | {tiny['chrf']:.2f} | "
+    )
     assert "[directions.md](directions.md)" in page
     assert "**Holds**: on the Hansards RNNsearch-50 leads RNNencdec-50 by +6.25 sacreBLEU" in page
     # the options column is the checkpoint's own (conftest trains it with --dropout 0.1 --lr 0.003 --seed 3)
-    assert ("`--arch rnnsearch_small --encoder-dropout-in 0.1 --encoder-dropout-out 0.0 --decoder-dropout-in 0.1 "
-            "--decoder-dropout-out 0.1 --readout-state previous --optimizer adam --lr 0.003 --lr-scheduler fixed "
-            "--seed 3` |") in page
+    assert (
+        "`--arch rnnsearch_small --encoder-dropout-in 0.1 --encoder-dropout-out 0.0 --decoder-dropout-in 0.1 "
+        "--decoder-dropout-out 0.1 --readout-state previous --optimizer adam --lr 0.003 --lr-scheduler fixed "
+        "--seed 3` |"
+    ) in page
     with open(out / "bleu_by_length.csv") as rows:
         bucket = next(r for r in csv.DictReader(rows) if r["bucket"] == "10-20")
     assert f"| rnnencdec_small | {bucket['bleu']} ({bucket['sentences']}) |" in page
@@ -121,8 +146,10 @@ def test_results_page_reports_the_evaluations_figures(evaluation, multi30k, chec
     # seeds: 50, 52, 54 -> 52.00 ± 2.00; 51, 51.5, 52 -> 51.50 ± 0.50; test_2017 10 lower
     assert "| rnnsearch_small | 3 | 52.00 ± 2.00 | 42.00 ± 2.00 |" in page
     assert "| lstm | 3 | 51.50 ± 0.50 | 41.50 ± 0.50 |" in page
-    assert ("leads the lstm by +0.50 (test_2016) and +0.50 (test_2017) sacreBLEU on average, at equal wall time "
-            "(bfloat16 (--amp) against float32)") in page
+    assert (
+        "leads the lstm by +0.50 (test_2016) and +0.50 (test_2017) sacreBLEU on average, at equal wall time "
+        "(bfloat16 (--amp) against float32)"
+    ) in page
     # trials: the lowest dev loss is chosen, the losses in nats (1.5 bits = 1.040 nats)
     assert "| rnnsearch_small | **2** (chosen) | `--dropout 0.5 --lr 0.002` | 1.040 | 100 |" in page
     assert "| rnnsearch_small | 1 | `--dropout 0.3 --lr 0.002` | 1.109 | 100 |" in page
@@ -176,17 +203,28 @@ def test_directions_page_from_the_new_stages_alone_keeps_the_published_page(eval
     tiny = evaluation[1]["systems"]["tiny"]
     work, out = tmp_path / "work", tmp_path / "out"
     scores = {  # the folders reproduce_results.sh's multi30k-directions writes: directions.CORPUS.SPLIT
-        ("multi30k.test", "en-fr"): (40.0, 60.5), ("multi30k.test1", "en-fr"): (35.0, 58.25),
-        ("multi30k.fr-en.test", "fr-en"): (45.5, 62.0), ("multi30k.fr-en.test1", "fr-en"): (39.75, 59.0)}
+        ("multi30k.test", "en-fr"): (40.0, 60.5),
+        ("multi30k.test1", "en-fr"): (35.0, 58.25),
+        ("multi30k.fr-en.test", "fr-en"): (45.5, 62.0),
+        ("multi30k.fr-en.test1", "fr-en"): (39.75, 59.0),
+    }
     for (name, pair), (sacrebleu, chrf) in scores.items():
         direction_report(report, work / "report" / f"directions.{name}", pair, sacrebleu, chrf, "quickstart")
     direction_report(report, work / "report" / "hansards.fr-en.test", "fr-en", 24.5, 51.0, "rnnsearch_small")
     (work / "report" / "hansards.fr-en.alignments").mkdir()
     shutil.copyfile(report / "bleu_by_length.png", work / "report" / "hansards.fr-en.alignments" / "alignment_0.png")
     (work / "multi30k.fr-en").mkdir()
-    (work / "multi30k.fr-en" / "manifest.json").write_text(json.dumps({
-        "scheme": "spm", "source_lang": "fr", "target_lang": "en", "vocabulary": {"en": 1000, "fr": 1200},
-        "pairs": {"train": 29000, "valid": 1014, "test": 1000, "test1": 1000}}))
+    (work / "multi30k.fr-en" / "manifest.json").write_text(
+        json.dumps(
+            {
+                "scheme": "spm",
+                "source_lang": "fr",
+                "target_lang": "en",
+                "vocabulary": {"en": 1000, "fr": 1200},
+                "pairs": {"train": 29000, "valid": 1014, "test": 1000, "test1": 1000},
+            }
+        )
+    )
     (work / "machines.tsv").write_text("multi30k-directions\tAMD EPYC 7B13\tavx2\nhansards-fr-en\tAMD EPYC 7B13\tavx2\n")
     (out / "hansards.test").mkdir(parents=True)
     shutil.copyfile(REPO / "docs" / "results" / "hansards.test" / "report.json", out / "hansards.test" / "report.json")
@@ -195,8 +233,10 @@ def test_directions_page_from_the_new_stages_alone_keeps_the_published_page(eval
     whole = run(*publish, check=False)  # the main page needs the main stages' reports
     assert whole.returncode == 1 and "(for the directions stages alone: --page directions)" in whole.stderr
     run(*publish, "--page", "directions")
-    link = ("Either direction, Fr->En beside En->Fr (Multi30k with the quickstart's recipe, the Hansards with "
-            "RNNsearch-50): [directions.md](directions.md).")
+    link = (
+        "Either direction, Fr->En beside En->Fr (Multi30k with the quickstart's recipe, the Hansards with "
+        "RNNsearch-50): [directions.md](directions.md)."
+    )
     linked = PUBLISHED.replace("[discussion.md](discussion.md).\n\n", f"[discussion.md](discussion.md).\n\n{link}\n\n")
     assert (out / "README.md").read_text() == linked  # the link added, nothing else rewritten
     page = (out / "directions.md").read_text()
@@ -204,17 +244,22 @@ def test_directions_page_from_the_new_stages_alone_keeps_the_published_page(eval
     assert f"| En->Fr | 40.00 | 60.50 | 35.00 | 58.25 | {hours} | AMD EPYC 7B13 (avx2) |" in page
     assert f"| Fr->En | 45.50 | 62.00 | 39.75 | 59.00 | {hours} | AMD EPYC 7B13 (avx2) |" in page
     assert "Both directions ran on AMD EPYC 7B13." in page
-    assert ("- `multi30k.fr-en`: spm, 1,200 / 1,000 fr / en dictionary entries; 29,000 / 1,014 / 1,000 / 1,000 "
-            "train / valid / test / test1 pairs") in page
+    assert (
+        "- `multi30k.fr-en`: spm, 1,200 / 1,000 fr / en dictionary entries; 29,000 / 1,014 / 1,000 / 1,000 "
+        "train / valid / test / test1 pairs"
+    ) in page
     published = json.loads((out / "hansards.test" / "report.json").read_text())
     search, training = published["systems"]["rnnsearch_small"], published["training"]["rnnsearch_small"]
-    assert (f"| En->Fr | {search['sacrebleu']:.2f} | — | {search['no_unk_sentences']} | {search['no_unk_sacrebleu']:.2f} | — | "
-            f"{training['updates']} | {training['dev_nll']:.3f} | {training['wall_hours']:.2f} | "
-            "Intel(R) Xeon(R) Processor (avx2 amx_bf16) |") in page
-    assert (f"| Fr->En | 24.50 | 51.00 | {tiny['no_unk_sentences']} | {tiny['no_unk_sacrebleu']:.2f} | "
-            f"{tiny['no_unk_chrf']:.2f} | {hours} | AMD EPYC 7B13 (avx2) |") in page
-    assert ("The processors differ (En->Fr: Intel(R) Xeon(R) Processor, avx2 amx_bf16; Fr->En: AMD EPYC 7B13, avx2)"
-            in page)
+    assert (
+        f"| En->Fr | {search['sacrebleu']:.2f} | — | {search['no_unk_sentences']} | {search['no_unk_sacrebleu']:.2f} | — | "
+        f"{training['updates']} | {training['dev_nll']:.3f} | {training['wall_hours']:.2f} | "
+        "Intel(R) Xeon(R) Processor (avx2 amx_bf16) |"
+    ) in page
+    assert (
+        f"| Fr->En | 24.50 | 51.00 | {tiny['no_unk_sentences']} | {tiny['no_unk_sacrebleu']:.2f} | "
+        f"{tiny['no_unk_chrf']:.2f} | {hours} | AMD EPYC 7B13 (avx2) |"
+    ) in page
+    assert "The processors differ (En->Fr: Intel(R) Xeon(R) Processor, avx2 amx_bf16; Fr->En: AMD EPYC 7B13, avx2)" in page
     assert f"chrF2 `{tiny['chrf_signature']}`" in page and "Not run yet" not in page
     assert "![alignment_0](hansards.fr-en.alignments/alignment_0.png)" in page
     for copied in ("hansards.fr-en.alignments/alignment_0.png", "directions.multi30k.fr-en.test1/report.md"):
@@ -226,11 +271,12 @@ def test_directions_page_from_the_new_stages_alone_keeps_the_published_page(eval
 def test_results_scripts_refuse_unknown_stages_and_missing_reports(tmp_path):
     stage = run("bash", "scripts/reproduce_results.sh", "hansards", "evaluate", check=False)
     assert stage.returncode == 2
-    assert stage.stderr.strip() == ("reproduce_results.sh: error: unknown stage 'evaluate' (stages: prepare hansards "
-                                    "hansards-evaluate multi30k-dropout multi30k-rate multi30k-seeds multi30k-pair "
-                                    "multi30k-evaluate multi30k-directions hansards-fr-en publish)")
-    publish = run(sys.executable, "scripts/publish_results.py", "--work", str(tmp_path), "--out", str(tmp_path / "page"),
-                  check=False)
+    assert stage.stderr.strip() == (
+        "reproduce_results.sh: error: unknown stage 'evaluate' (stages: prepare hansards "
+        "hansards-evaluate multi30k-dropout multi30k-rate multi30k-seeds multi30k-pair "
+        "multi30k-evaluate multi30k-directions hansards-fr-en publish)"
+    )
+    publish = run(sys.executable, "scripts/publish_results.py", "--work", str(tmp_path), "--out", str(tmp_path / "page"), check=False)
     assert publish.returncode == 1 and len(publish.stderr.strip().splitlines()) == 1
     assert "no report for hansards.test or multi30k.test/test1" in publish.stderr
     assert not (tmp_path / "page").exists()
@@ -261,18 +307,36 @@ def test_options_name_the_learning_rate_schedule():
     from rnnsearch_plugin.cli.evaluate import model_options
 
     def options(lr_scheduler: dict) -> dict:
-        cfg = OmegaConf.create({"model": {"_name": "rnnsearch_small", "dropout": 0.5},
-                                "optimization": {"lr": [0.003], "sentence_avg": False}, "optimizer": {"_name": "adam"},
-                                "lr_scheduler": lr_scheduler, "dataset": {"batch_size": None},
-                                "common": {"seed": 2, "amp": True}})
+        cfg = OmegaConf.create(
+            {
+                "model": {"_name": "rnnsearch_small", "dropout": 0.5},
+                "optimization": {"lr": [0.003], "sentence_avg": False},
+                "optimizer": {"_name": "adam"},
+                "lr_scheduler": lr_scheduler,
+                "dataset": {"batch_size": None},
+                "common": {"seed": 2, "amp": True},
+            }
+        )
         return model_options(SimpleNamespace(cfg=cfg))
 
     plateau = {"_name": "reduce_lr_on_plateau", "lr_shrink": 0.5, "lr_patience": 0, "lr_threshold": 1e-4}
-    assert options(plateau) == {"arch": "rnnsearch_small", "optimizer": "adam", "lr": "0.003",
-                                "lr_scheduler": "reduce_lr_on_plateau", "lr_shrink": 0.5, "lr_patience": 0, "seed": 2}
+    assert options(plateau) == {
+        "arch": "rnnsearch_small",
+        "optimizer": "adam",
+        "lr": "0.003",
+        "lr_scheduler": "reduce_lr_on_plateau",
+        "lr_shrink": 0.5,
+        "lr_patience": 0,
+        "seed": 2,
+    }
     # not --amp: a loaded checkpoint's common.amp is the decoding precision (the training log names the training's)
     assert options({"_name": "fixed", "lr_shrink": 0.1, "force_anneal": None}) == {
-        "arch": "rnnsearch_small", "optimizer": "adam", "lr": "0.003", "lr_scheduler": "fixed", "seed": 2}
+        "arch": "rnnsearch_small",
+        "optimizer": "adam",
+        "lr": "0.003",
+        "lr_scheduler": "fixed",
+        "seed": 2,
+    }
 
 
 FAKE_TRAIN = '''#!/usr/bin/env python3
@@ -301,16 +365,33 @@ def test_multi30k_stages_give_both_models_the_same_trials_and_run_each_ones_best
     bin_dir.mkdir()
     (bin_dir / "fairseq-train").write_text(FAKE_TRAIN)
     (bin_dir / "fairseq-train").chmod(0o755)
-    losses = {"rnnsearch_small.t1": 2.0, "rnnsearch_small.t2": 1.9, "rnnsearch_small.t3": 1.8,  # 3 is the better dropout
-              "rnnsearch_small.t4": 1.9, "rnnsearch_small.t5": 1.7, "rnnsearch_small.t6": 1.75,  # 5 is the best
-              "lstm.t1": 1.7, "lstm.t2": 1.8, "lstm.t3": 1.9, "lstm.t4": 1.8, "lstm.t5": 1.8, "lstm.t6": 1.6,
-              **{f"{m}.seed{n}": 1.0 for m in ("rnnsearch_small", "lstm") for n in (2, 3)},
-              "rnnencdec_small": 2.5, "rnnsearch_small.b2": 30.0}
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "WORK": str(tmp_path / "work"), "SETUP": "0",
-           "CALLS": str(tmp_path / "calls.jsonl"), "DEV_LOSSES": json.dumps(losses)}
+    losses = {
+        "rnnsearch_small.t1": 2.0,
+        "rnnsearch_small.t2": 1.9,
+        "rnnsearch_small.t3": 1.8,  # 3 is the better dropout
+        "rnnsearch_small.t4": 1.9,
+        "rnnsearch_small.t5": 1.7,
+        "rnnsearch_small.t6": 1.75,  # 5 is the best
+        "lstm.t1": 1.7,
+        "lstm.t2": 1.8,
+        "lstm.t3": 1.9,
+        "lstm.t4": 1.8,
+        "lstm.t5": 1.8,
+        "lstm.t6": 1.6,
+        **{f"{m}.seed{n}": 1.0 for m in ("rnnsearch_small", "lstm") for n in (2, 3)},
+        "rnnencdec_small": 2.5,
+        "rnnsearch_small.b2": 30.0,
+    }
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "WORK": str(tmp_path / "work"),
+        "SETUP": "0",
+        "CALLS": str(tmp_path / "calls.jsonl"),
+        "DEV_LOSSES": json.dumps(losses),
+    }
     stages = ["multi30k-dropout", "multi30k-rate", "multi30k-seeds", "multi30k-pair"]
-    result = subprocess.run(["bash", "scripts/reproduce_results.sh", *stages], env=env, capture_output=True, text=True,
-                            timeout=600)
+    result = subprocess.run(["bash", "scripts/reproduce_results.sh", *stages], env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     calls = {}
     for line in (tmp_path / "calls.jsonl").read_text().splitlines():
@@ -322,16 +403,20 @@ def test_multi30k_stages_give_both_models_the_same_trials_and_run_each_ones_best
         return calls[name].split("--clip-norm 1.0 ", 1)[1].split(" --max-tokens", 1)[0]
 
     plateau = "--lr-scheduler reduce_lr_on_plateau --lr-shrink 0.5 --lr-patience 0"
-    for model, dropout in (("rnnsearch_small", "--dropout 0.5 --encoder-dropout-out 0.3 --decoder-dropout-out 0.3"),
-                           ("lstm", "--dropout 0.3 --encoder-dropout-out 0.3")):
+    for model, dropout in (
+        ("rnnsearch_small", "--dropout 0.5 --encoder-dropout-out 0.3 --decoder-dropout-out 0.3"),
+        ("lstm", "--dropout 0.3 --encoder-dropout-out 0.3"),
+    ):
         assert options(f"{model}.t4") == f"{dropout} --lr 0.003 {plateau} --seed 1"
         assert options(f"{model}.t6") == f"{dropout} --lr 0.003 --lr-scheduler fixed --seed 1"
     for number in (1, 2, 3):  # the same option strings for both models
         assert options(f"rnnsearch_small.t{number}") == options(f"lstm.t{number}")
     for number in (4, 5, 6):
         assert options(f"rnnsearch_small.t{number}").split(" --lr ")[1] == options(f"lstm.t{number}").split(" --lr ")[1]
-    chosen = {"rnnsearch_small": f"--dropout 0.5 --encoder-dropout-out 0.3 --decoder-dropout-out 0.3 --lr 0.002 {plateau}",
-              "lstm": "--dropout 0.3 --encoder-dropout-out 0.3 --lr 0.003 --lr-scheduler fixed"}
+    chosen = {
+        "rnnsearch_small": f"--dropout 0.5 --encoder-dropout-out 0.3 --decoder-dropout-out 0.3 --lr 0.002 {plateau}",
+        "lstm": "--dropout 0.3 --encoder-dropout-out 0.3 --lr 0.003 --lr-scheduler fixed",
+    }
     for model, settings in chosen.items():
         best = {"rnnsearch_small": 5, "lstm": 6}[model]
         assert os.readlink(tmp_path / "work" / "checkpoints" / "multi30k" / f"{model}.seed1") == f"{model}.t{best}"
@@ -339,17 +424,20 @@ def test_multi30k_stages_give_both_models_the_same_trials_and_run_each_ones_best
             assert options(f"{model}.seed{seed}") == f"{settings} --seed {seed}"
     assert options("rnnencdec_small") == f"--dropout 0.5 --decoder-dropout-out 0.3 --lr 0.002 {plateau} --seed 1"
     assert calls["rnnencdec_small"].split(" --arch")[0].endswith("--criterion chunked_cross_entropy --amp")
-    assert ("--arch rnnsearch_small --optimizer rnnsearch_adadelta --adadelta-rho 0.95 --adadelta-eps 1e-6 --lr 1.0 "
-            "--lr-scheduler fixed --clip-norm 1.0 --batch-size 80 --sentence-avg --dropout 0.5 --encoder-dropout-out 0.3 "
-            "--decoder-dropout-out 0.3 --seed 1 --max-tokens") in calls["rnnsearch_small.b2"]
+    assert (
+        "--arch rnnsearch_small --optimizer rnnsearch_adadelta --adadelta-rho 0.95 --adadelta-eps 1e-6 --lr 1.0 "
+        "--lr-scheduler fixed --clip-norm 1.0 --batch-size 80 --sentence-avg --dropout 0.5 --encoder-dropout-out 0.3 "
+        "--decoder-dropout-out 0.3 --seed 1 --max-tokens"
+    ) in calls["rnnsearch_small.b2"]
     assert "--criterion cross_entropy --arch lstm" in calls["lstm.seed2"] and "--amp" not in calls["lstm.seed2"]
     # the stages again, one run interrupted before (no "done training" in its log): only that one trains
     (tmp_path / "calls.jsonl").unlink()
     interrupted = tmp_path / "work" / "checkpoints" / "multi30k" / "lstm.t2" / "train.log"
     interrupted.write_text(interrupted.read_text().replace("done training in 120.0 seconds\n", ""))
-    again = subprocess.run(["bash", "scripts/reproduce_results.sh", *stages], env=env, capture_output=True, text=True,
-                           timeout=600)
+    again = subprocess.run(["bash", "scripts/reproduce_results.sh", *stages], env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
-    assert [Path(json.loads(line)[json.loads(line).index("--save-dir") + 1]).name
-            for line in (tmp_path / "calls.jsonl").read_text().splitlines()] == ["lstm.t2"]
+    assert [
+        Path(json.loads(line)[json.loads(line).index("--save-dir") + 1]).name
+        for line in (tmp_path / "calls.jsonl").read_text().splitlines()
+    ] == ["lstm.t2"]
     assert again.stdout.count("not run again") == len(losses) - 1

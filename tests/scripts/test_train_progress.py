@@ -1,6 +1,7 @@
 """scripts/train_progress.py, the quickstart's progress lines and end-of-run verdict: driven by
 hand-written fairseq-train logs (a short weak run, a complete one, a complete but slow one) and by
 the session's real training log, read against rnnsearch-evaluate's own reader of that log."""
+
 import io
 import math
 import sys
@@ -17,9 +18,10 @@ import train_progress  # noqa: E402
 
 def fake_log(updates: int, wall: float, dev_losses: list[float]) -> str:
     """A --log-file as fairseq-train writes it: per-interval lines, validations, an epoch summary."""
-    inner = [f"epoch 001:     {u} / 147 loss=6.8, ppl=113.6, ups=1.2, num_updates={u}, lr=0.002, train_wall=8, "
-             f"wall={wall * u / updates:.0f}"
-             for u in range(10, updates + 1, 10)]
+    inner = [
+        f"epoch 001:     {u} / 147 loss=6.8, ppl=113.6, ups=1.2, num_updates={u}, lr=0.002, train_wall=8, wall={wall * u / updates:.0f}"
+        for u in range(10, updates + 1, 10)
+    ]
     valid = [f"epoch 001 | valid on 'valid' subset | loss {loss} | ppl 8 | num_updates {updates}" for loss in dev_losses]
     summary = f"epoch 001 | loss 6.766 | ups 1.15 | num_updates {updates} | lr 0.002 | train_wall 122 | wall {wall:.0f}"
     return "\n".join([*inner, *valid, summary]) + "\n"
@@ -27,26 +29,42 @@ def fake_log(updates: int, wall: float, dev_losses: list[float]) -> str:
 
 def summary(tmp_path: Path, log: str, max_update: int = 2000, arch: str = "rnnsearch_small") -> list[str]:
     (tmp_path / "train.log").write_text(log)
-    result = run(sys.executable, "scripts/train_progress.py", "summary", str(tmp_path / "train.log"),
-                 "--max-update", str(max_update), "--minutes", "45", "--arch", arch)
+    result = run(
+        sys.executable,
+        "scripts/train_progress.py",
+        "summary",
+        str(tmp_path / "train.log"),
+        "--max-update",
+        str(max_update),
+        "--minutes",
+        "45",
+        "--arch",
+        arch,
+    )
     return result.stdout.splitlines()
 
 
 def test_a_short_run_with_a_high_dev_loss_is_called_weak(tmp_path):
     """398 updates when the cap stopped it, best dev loss 3.496: the issue's run beside the tests."""
     end, warning = summary(tmp_path, fake_log(398, 45 * 60, [4.1, 3.496]))
-    assert end == ("| trained 398 of 2,000 updates in 45.0 min (0.15 updates/s; a free 2-core machine makes 1.2-2.0), "
-                   "best dev loss 3.496 bits")
-    assert warning.startswith("| WARNING: this model is weak (the 45-minute cap stopped it at 398 of 2,000 updates; "
-                              "its best dev loss is 3.496 bits, above the 2.2 that a complete run stays under)")
-    assert warning.endswith("so its scores are not the recipe's: run it on a free machine (the tests after it, not beside "
-                            "it), or with a longer TRAIN_MINUTES; the same WORK resumes where it stopped")
+    assert end == (
+        "| trained 398 of 2,000 updates in 45.0 min (0.15 updates/s; a free 2-core machine makes 1.2-2.0), best dev loss 3.496 bits"
+    )
+    assert warning.startswith(
+        "| WARNING: this model is weak (the 45-minute cap stopped it at 398 of 2,000 updates; "
+        "its best dev loss is 3.496 bits, above the 2.2 that a complete run stays under)"
+    )
+    assert warning.endswith(
+        "so its scores are not the recipe's: run it on a free machine (the tests after it, not beside "
+        "it), or with a longer TRAIN_MINUTES; the same WORK resumes where it stopped"
+    )
 
 
 def test_a_complete_run_gets_the_end_line_alone(tmp_path):
     lines = summary(tmp_path, fake_log(2000, 1500, [2.4, 1.903, 1.95]))
-    assert lines == ["| trained 2,000 of 2,000 updates in 25.0 min (1.33 updates/s; a free 2-core machine makes "
-                     "1.2-2.0), best dev loss 1.903 bits"]
+    assert lines == [
+        "| trained 2,000 of 2,000 updates in 25.0 min (1.33 updates/s; a free 2-core machine makes 1.2-2.0), best dev loss 1.903 bits"
+    ]
 
 
 def test_a_complete_but_slow_run_is_noted_not_called_weak(tmp_path):
@@ -68,8 +86,10 @@ def test_the_real_log_of_a_short_run(checkpoint, tmp_path):
     training = read_training_log(checkpoint.parent / "train.log")
     end, warning = summary(tmp_path, (checkpoint.parent / "train.log").read_text(), max_update=training["updates"])
     wall = training["wall_hours"] * 3600
-    assert end.startswith(f"| trained {training['updates']} of {training['updates']} updates in {wall / 60:.1f} min "
-                          f"({training['updates'] / wall:.2f} updates/s;")
+    assert end.startswith(
+        f"| trained {training['updates']} of {training['updates']} updates in {wall / 60:.1f} min "
+        f"({training['updates'] / wall:.2f} updates/s;"
+    )
     assert end.endswith(f"best dev loss {training['dev_nll'] / math.log(2):.3f} bits")
     assert "above the 2.2" in warning and "cap" not in warning
     assert f"train more updates (MAX_UPDATE above {training['updates']})" in warning
@@ -93,6 +113,8 @@ def test_watch_passes_fairseq_through_and_reports_progress(checkpoint):
     assert passed == [line.rstrip("\n") for line in lines if "num_updates=" not in line]
     reports = [line for line in shown if line.startswith("| training: ")]
     assert len(reports) >= 5
-    assert reports[-1].startswith(f"| training: {progress.updates} / 600 updates, {progress.ups:.2f} updates/s, "
-                                  f"dev loss {progress.dev_loss:.3f} bits (best {progress.best_dev_loss:.3f}), about ")
+    assert reports[-1].startswith(
+        f"| training: {progress.updates} / 600 updates, {progress.ups:.2f} updates/s, "
+        f"dev loss {progress.dev_loss:.3f} bits (best {progress.best_dev_loss:.3f}), about "
+    )
     assert reports[-1].endswith(" min left")

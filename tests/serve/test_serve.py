@@ -1,5 +1,6 @@
 """rnnsearch-serve (issue 27): the JSON API against the Python API it serves, its errors, its
 queue, and the page in headless Chromium (scripts/install_browser.sh)."""
+
 import re
 import shutil
 import socket
@@ -28,8 +29,7 @@ WEIGHTS = 2e-6  # alignment weights: the server rounds them to 6 decimals
 @pytest.fixture(scope="module")
 def sentences(multi30k) -> list[str]:
     """Eight test sentences well within the server's --max-sentence-tokens 40."""
-    return [line for line in (multi30k / "raw" / "test.en").read_text(encoding="utf-8").splitlines()
-            if len(line.split()) <= 12][:8]
+    return [line for line in (multi30k / "raw" / "test.en").read_text(encoding="utf-8").splitlines() if len(line.split()) <= 12][:8]
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +52,7 @@ def rnnencdec_server(rnnencdec_checkpoint, multi30k, tmp_path_factory):
     """The session's RNNencdec checkpoint (only its lack of attention matters) being served, with
     the absolute paths in /health."""
     folder = tmp_path_factory.mktemp("rnnencdec_serve")
-    with serving(rnnencdec_checkpoint, multi30k / "bin", "--health-paths", log=folder / "serve.log",
-                 cwd=folder) as (address, _):
+    with serving(rnnencdec_checkpoint, multi30k / "bin", "--health-paths", log=folder / "serve.log", cwd=folder) as (address, _):
         yield address
 
 
@@ -71,7 +70,8 @@ def words(hub, sentence: str, beam: int) -> tuple[np.ndarray, list[str], list[st
 
 def same_hypotheses(served: list[dict], expected: list[dict]) -> bool:
     return [h["translation"] for h in served] == [h["translation"] for h in expected] and all(
-        abs(h["score"] - e["score"]) < TOLERANCE for h, e in zip(served, expected))
+        abs(h["score"] - e["score"]) < TOLERANCE for h, e in zip(served, expected)
+    )
 
 
 def test_health_names_the_model_and_the_page_is_local(server, checkpoint, multi30k):
@@ -82,8 +82,11 @@ def test_health_names_the_model_and_the_page_is_local(server, checkpoint, multi3
     assert (health["architecture"], health["attention"], health["subwords"]) == ("rnnsearch_small", True, "spm")
     for side, language in (("source", "en"), ("target", "fr")):
         dictionary = multi30k / "bin" / f"dict.{language}.txt"
-        assert health[side] == {"language": language, "dictionary": dictionary.name,
-                                "size": len(dictionary.read_text().splitlines()) + 4}  # + <s> <pad> </s> <unk>
+        assert health[side] == {
+            "language": language,
+            "dictionary": dictionary.name,
+            "size": len(dictionary.read_text().splitlines()) + 4,
+        }  # + <s> <pad> </s> <unk>
     assert health["limits"]["max_sentences"] == 4 and health["limits"]["max_beam"] == 6
     import urllib.request
 
@@ -121,12 +124,11 @@ def test_scores_match_the_python_api(server, hub, sentences, multi30k):
     for scored, expected, reference in zip(answer["scores"], hub.score(sentences[:3], references), references):
         assert scored["target"] == reference and abs(scored["score"] - expected["score"]) < TOLERANCE
         assert abs(sum(scored["positional_scores"]) - scored["score"]) < TOLERANCE
-        assert np.array(scored["alignment"]["weights"]).shape == (len(scored["alignment"]["target"]),
-                                                                  len(scored["alignment"]["source"]))
+        assert np.array(scored["alignment"]["weights"]).shape == (len(scored["alignment"]["target"]), len(scored["alignment"]["source"]))
 
 
 def test_concurrent_requests_each_get_their_own_translations(server, hub, sentences):
-    requests = [{"sentences": sentences[i:i + 2], "beam": 2 + i % 3, "alignment": False} for i in range(8)]
+    requests = [{"sentences": sentences[i : i + 2], "beam": 2 + i % 3, "alignment": False} for i in range(8)]
     expected = [[best(hub, s, r["beam"]) for s in r["sentences"]] for r in requests]
     _, before = call(server, "health")
     answers: list = [None] * len(requests)
@@ -199,7 +201,7 @@ def test_deeply_nested_json_is_a_bad_request_logged_in_one_line(served):
     got, answer = call(server, "translate", b"[" * 9_000 + b"]" * 9_000)
     assert (got, list(answer)) == (400, ["error"]) and "nested more than" in answer["error"] and "\n" not in answer["error"]
     for _ in range(50):  # the access line is written after the answer
-        logged = log.read_text()[len(before):].splitlines()
+        logged = log.read_text()[len(before) :].splitlines()
         if logged:
             break
         time.sleep(0.1)
@@ -226,8 +228,12 @@ def items(hub, sentences: list[str]) -> list[TranslateItem]:
 
 def test_batcher_runs_waiting_requests_together_and_each_gets_its_own(hub, sentences):
     batcher = Batcher(lambda key, batch: run_batch(hub, key, batch), batch_items=4, max_waiting=4)
-    jobs = [(("translate", 2, 1), sentences[0:2]), (("translate", 3, 1), sentences[2:3]),
-            (("translate", 2, 1), sentences[3:5]), (("translate", 2, 1), sentences[5:7])]
+    jobs = [
+        (("translate", 2, 1), sentences[0:2]),
+        (("translate", 3, 1), sentences[2:3]),
+        (("translate", 2, 1), sentences[3:5]),
+        (("translate", 2, 1), sentences[5:7]),
+    ]
     futures = [batcher.submit(key, items(hub, batch)) for key, batch in jobs]  # all wait: no worker yet
     with pytest.raises(QueueFull):
         batcher.submit(("translate", 2, 1), items(hub, sentences[:1]))
@@ -255,16 +261,24 @@ def test_batcher_fails_only_the_request_that_fails_and_drops_cancelled_ones(hub,
 
 
 def test_command_line_mistakes_end_in_one_line(checkpoint, multi30k, tmp_path):
-    missing = run("rnnsearch-serve", "--path", str(tmp_path / "none.pt"), "--data", str(multi30k / "bin"), "--port", "0",
-                  check=False)
+    missing = run("rnnsearch-serve", "--path", str(tmp_path / "none.pt"), "--data", str(multi30k / "bin"), "--port", "0", check=False)
     assert (missing.returncode, missing.stderr.strip()) == (1, f"rnnsearch-serve: error: --path {tmp_path / 'none.pt'}: no such file")
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
-        busy = run("rnnsearch-serve", "--path", str(checkpoint), "--data", str(multi30k / "bin"), "--port", str(port),
-                   check=False)
+        busy = run("rnnsearch-serve", "--path", str(checkpoint), "--data", str(multi30k / "bin"), "--port", str(port), check=False)
     assert busy.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in busy.stderr.strip().splitlines()[-1]
-    too_long = run("rnnsearch-serve", "--path", str(checkpoint), "--data", str(multi30k / "bin"), "--port", "0",
-                   "--max-sentence-tokens", "5000", check=False)
+    too_long = run(
+        "rnnsearch-serve",
+        "--path",
+        str(checkpoint),
+        "--data",
+        str(multi30k / "bin"),
+        "--port",
+        "0",
+        "--max-sentence-tokens",
+        "5000",
+        check=False,
+    )
     assert too_long.returncode == 1 and "more than the model accepts (1024" in too_long.stderr.strip().splitlines()[-1]
 
 
@@ -274,8 +288,9 @@ CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 @pytest.fixture(scope="module")
 def browser():
     if CHROMIUM is None or CHROMEDRIVER is None:
-        pytest.skip("headless Chromium is not installed (Debian's chromium and chromium-driver): "
-                    "`sudo bash scripts/install_browser.sh` installs it")
+        pytest.skip(
+            "headless Chromium is not installed (Debian's chromium and chromium-driver): `sudo bash scripts/install_browser.sh` installs it"
+        )
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed: pip install '.[test]'")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
@@ -328,11 +343,11 @@ def test_page_translates_as_you_type_and_draws_the_alignment(server, browser, hu
         wait.until(lambda driver, expected=expected: shown() == [h["translation"] for h in expected])
         weights, source, target = words(hub, sentence, 5)
         assert labels(browser, "source") == source and labels(browser, "target") == target
-        assert browser.execute_script(LANGUAGES) == {"translation": ["auto fr"], "source-label": ["ltr en"],
-                                                     "target-label": ["ltr fr"]}
+        assert browser.execute_script(LANGUAGES) == {"translation": ["auto fr"], "source-label": ["ltr en"], "target-label": ["ltr fr"]}
         cells = browser.execute_script(CELLS)  # one round trip for every cell's attributes
         assert sorted((cell["row"], cell["col"]) for cell in cells) == [  # one row a target word, one column a source word
-            (row, column) for row in range(len(target)) for column in range(len(source))]
+            (row, column) for row in range(len(target)) for column in range(len(source))
+        ]
         for cell in cells:  # 0 black, 1 white
             gray = round(255 * cell["weight"])
             assert abs(cell["weight"] - weights[cell["row"], cell["col"]]) < WEIGHTS

@@ -1,4 +1,5 @@
 """tanh by the sigmoid identity and in float32 for half inputs (``speed/activations.py``) against torch's tanh."""
+
 import pytest
 import torch
 
@@ -34,10 +35,16 @@ def test_half_precision_tanh_is_float32_tanh(dtype):
         assert torch.equal(tanh(x), expected)
 
 
-@pytest.mark.parametrize("capability,vendor,identity", [
-    ("AVX2", "GenuineIntel", True), ("AVX2", "AuthenticAMD", True),
-    ("AVX512", "AuthenticAMD", True), ("AVX512", "GenuineIntel", False), ("AVX512", "", False),
-])
+@pytest.mark.parametrize(
+    "capability,vendor,identity",
+    [
+        ("AVX2", "GenuineIntel", True),
+        ("AVX2", "AuthenticAMD", True),
+        ("AVX512", "AuthenticAMD", True),
+        ("AVX512", "GenuineIntel", False),
+        ("AVX512", "", False),
+    ],
+)
 def test_float32_tanh_takes_the_route_measured_faster_on_the_processor(monkeypatch, capability, vendor, identity):
     """The sigmoid identity where torch's kernels are AVX2 ones or the processor is an AMD one (its
     AVX512 tanh is slow there too), torch's tanh on other AVX512 processors; half inputs alike."""

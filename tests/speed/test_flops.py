@@ -1,4 +1,5 @@
 """The analytic multiply-add count of A.2 (``speed/flops.py``) against torch's FLOP counter."""
+
 import pytest
 import torch
 from conftest import build

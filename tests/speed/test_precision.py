@@ -5,6 +5,7 @@ converted to half precision (what fairseq's --fp16/--bf16 do on GPUs) keeps the 
 distribution over the real source words, close to the float32 one, and bfloat16 training tracks
 float32. Weights are spread out so that the attention is far from uniform (at B.1's start v_a = 0
 makes it uniform in any precision)."""
+
 import logging
 import os
 import re
@@ -20,16 +21,20 @@ from rnnsearch_plugin.speed import precision
 
 UPDATES = 200
 VOCAB = 40
-NO_BFLOAT16 = ("cannot run here: this processor has no bfloat16 arithmetic (AVX512-BF16 or AMX), where --amp keeps "
-           "float32 (test_without_bfloat16_arithmetic_the_model_keeps_float32 checks that); it runs on one that has")
+NO_BFLOAT16 = (
+    "cannot run here: this processor has no bfloat16 arithmetic (AVX512-BF16 or AMX), where --amp keeps "
+    "float32 (test_without_bfloat16_arithmetic_the_model_keeps_float32 checks that); it runs on one that has"
+)
 needs_bfloat16 = pytest.mark.skipif(not precision.bfloat16_supported(), reason=NO_BFLOAT16)
 
 
 def small_model(kind: str, device: str, spread: float = 0.0) -> torch.nn.Module:
     """A float32 model with the paper's initialisation (B.1), seeded; its weights then drawn from
     N(0, spread^2) when ``spread`` is given."""
-    sizes = {name: 32 for name in ("encoder_embed_dim", "encoder_hidden_size", "decoder_embed_dim",
-                                   "decoder_hidden_size", "decoder_out_embed_dim")}
+    sizes = {
+        name: 32
+        for name in ("encoder_embed_dim", "encoder_hidden_size", "decoder_embed_dim", "decoder_hidden_size", "decoder_out_embed_dim")
+    }
     model = initialized(kind, (VOCAB, VOCAB), attention_hidden_size=32, **sizes).to(device)
     if spread:
         with torch.no_grad():
@@ -89,7 +94,7 @@ def test_bfloat16_training_tracks_float32(kind, device):
         pytest.skip(NO_BFLOAT16)
     full, half = train_losses(kind, device, False), train_losses(kind, device, True)
     assert all(torch.isfinite(torch.tensor(half)))
-    windows = [(sum(full[i:i + 25]) / 25, sum(half[i:i + 25]) / 25) for i in range(0, UPDATES, 25)]
+    windows = [(sum(full[i : i + 25]) / 25, sum(half[i : i + 25]) / 25) for i in range(0, UPDATES, 25)]
     assert windows[-1][0] < 0.9 * windows[0][0]  # it learns, so the losses compared below move
     # Same start, same batches: every 25-update window within 10% of float32's mean loss (the
     # runs drift apart as rounding compounds), the whole run's mean within 2%.
@@ -167,7 +172,8 @@ def test_without_bfloat16_arithmetic_the_model_keeps_float32(monkeypatch, caplog
     with caplog.at_level(logging.WARNING):
         assert model.set_cpu_bfloat16(True) is False
     assert [r.getMessage() for r in caplog.records] == [
-        "--amp: this processor has no bfloat16 arithmetic (no AVX512-BF16 or AMX), so the model runs in float32"]
+        "--amp: this processor has no bfloat16 arithmetic (no AVX512-BF16 or AMX), so the model runs in float32"
+    ]
     assert model(src, lengths, prev)[0].dtype == torch.float32
 
 
@@ -177,9 +183,27 @@ def test_fairseq_generate_with_amp_translates_every_sentence(multi30k, checkpoin
     translations' quality is compared in docs/training.md on a real model; here every sentence is
     translated and scored about as float32 scores its own translations."""
     full = lines_of(generate(multi30k, checkpoint, "--gen-subset", "valid"), "H")
-    output = run("fairseq-generate", str(multi30k / "bin"), "--user-dir", "rnnsearch_plugin", "-s", "en", "-t", "fr",
-                 "--path", str(checkpoint), "--beam", "4", "--batch-size", "64", "--remove-bpe", "sentencepiece",
-                 "--gen-subset", "valid", "--amp")
+    output = run(
+        "fairseq-generate",
+        str(multi30k / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--path",
+        str(checkpoint),
+        "--beam",
+        "4",
+        "--batch-size",
+        "64",
+        "--remove-bpe",
+        "sentencepiece",
+        "--gen-subset",
+        "valid",
+        "--amp",
+    )
     half = lines_of(output.stdout, "H")
     assert "translating with bfloat16 products on the CPU (--amp)" in output.stdout + output.stderr
     assert full.keys() == half.keys() and len(half) == 1014
@@ -205,11 +229,11 @@ def test_amp_training_runs_in_bfloat16_and_stops_on_divergence_in_one_line(multi
     assert "Disabling" not in trained.stderr
     assert half.keys() == full.keys()
     assert all(abs(float(half[u]) - float(full[u])) < 0.02 * float(full[u]) for u in full)
-    diverging = run(*command, "--optimizer", "sgd", "--lr", "1e30", "--save-dir", str(tmp_path / "diverging"),
-                    check=False)
+    diverging = run(*command, "--optimizer", "sgd", "--lr", "1e30", "--save-dir", str(tmp_path / "diverging"), check=False)
     assert diverging.returncode == 1
-    assert diverging.stderr.strip().splitlines()[-1].startswith(
-        "fairseq-train: error: gradients are Nan/Inf: training diverged"), diverging.stderr[-2000:]
+    assert diverging.stderr.strip().splitlines()[-1].startswith("fairseq-train: error: gradients are Nan/Inf: training diverged"), (
+        diverging.stderr[-2000:]
+    )
     assert not re.search("AMP: (overflow|skipping)", diverging.stdout + diverging.stderr)
 
 
@@ -248,7 +272,6 @@ def test_amp_keeps_more_compiled_products_unless_the_user_set_it(user_setting):
     env["ONEDNN_VERBOSE"] = "profile_create"
     if user_setting:
         env[precision.PRIMITIVE_CACHE] = user_setting
-    output = subprocess.run([sys.executable, "-c", COMPILE_PROBE], env=env, cwd=REPO, capture_output=True, text=True,
-                            check=True).stdout
+    output = subprocess.run([sys.executable, "-c", COMPILE_PROBE], env=env, cwd=REPO, capture_output=True, text=True, check=True).stdout
     first_shape = [line.split(",")[3] for line in output.splitlines() if ",2x64:64x64," in line]
     assert first_shape == ["create:cache_miss", "create:cache_hit" if user_setting is None else "create:cache_miss"]

@@ -2,6 +2,7 @@
 tensor on any other device (``speed/routes.py``). Tensors on the 'meta' device (shapes without
 values) stand for a GPU's: the routing is what is tested here, not the arithmetic, which the
 model tests check on each device (``--device``, tests/conftest.py)."""
+
 from types import SimpleNamespace
 
 import pytest
@@ -14,6 +15,7 @@ DEVICES = ["cpu", "meta"]
 
 def forbid(monkeypatch, owner, name: str) -> None:
     """Make ``owner.name`` raise, so that taking that route fails the test."""
+
     def taken(*args, **kwargs):
         raise AssertionError(f"took the CPU route {name}")
 
@@ -63,8 +65,11 @@ def test_step_products(monkeypatch, where):
 def test_beam_reordering(where):
     """Two sentences, two hypotheses each; sentence 1 leaves: the source side keeps one row per
     sentence on the CPU, one per hypothesis elsewhere."""
-    tensors = {beam_reordering.SENTENCE: torch.tensor([0, 0, 1, 1], device=where),
-               "state": torch.zeros(4, 3, device=where), "projected": torch.zeros(2, 5, 3, device=where)}
+    tensors = {
+        beam_reordering.SENTENCE: torch.tensor([0, 0, 1, 1], device=where),
+        "state": torch.zeros(4, 3, device=where),
+        "projected": torch.zeros(2, 5, 3, device=where),
+    }
     if where == "meta":  # the meta device holds no values: the CPU route would need them
         tensors[beam_reordering.SENTENCE] = torch.empty(4, dtype=torch.long, device=where)
     kept = beam_reordering.select_rows(tensors, torch.tensor([0, 1], device=where), per_hypothesis_keys=("state",))

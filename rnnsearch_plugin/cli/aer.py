@@ -1,6 +1,7 @@
 """rnnsearch-aer: the alignment error rate of a trained RNNsearch's soft alignments.
 
     rnnsearch-aer --path CKPT --data DATA/bin --gold ../shared/data/alignment-gold [--threshold 0.3] --out DIR
+                  [--reverse-path CKPT --reverse-data DATA/bin]
     rnnsearch-aer --path CKPT --data DATA/bin --gold gold.talp --gold-source gold.de --gold-target gold.en
                   [--gold-langs de-en] [--gold-one-based] --out DIR
     rnnsearch-aer --alignments FILE [--name NAME] [--alignments-langs en-fr] [--alignments-one-based]
@@ -18,6 +19,11 @@ weights become word weights (source pieces summed, target pieces averaged, </s> 
 links are each target word's most-attended source word (argmax) or, in addition, every word pair
 with weight >= --threshold. The diagonal alignment is reported beside them as a baseline.
 
+With a model of the other direction (--reverse-path, --reverse-data), the rows of the links
+rnnsearch-align writes from both: each direction's argmax or thresholded links (without the
+argmax links the threshold rows above add), the reverse model's transposed, symmetrised by
+intersect, union and grow-diag-final-and.
+
 With --alignments instead of --path and --data, the links are those of a file in Pharaoh format
 (``analysis/links.py``), from any word aligner: one line per gold sentence pair in the gold's
 order, "i-j" the 0-based positions of a gold source and target word; its row is named after the
@@ -29,14 +35,19 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass
+from itertools import product
 from pathlib import Path
+
+import numpy as np
 
 from ..analysis import aer
 from ..analysis.alignment import merge_groups
-from ..analysis.links import read_pharaoh_links
+from ..analysis.corpus_alignment import EXTRACTIONS, LinkRule
+from ..analysis.links import SYMMETRISATIONS, read_pharaoh_links
 from ..analysis.markdown import markdown_table
 from ..data.textio import DataError, read_lines, write_atomic
 from ..hub import USER_ERRORS, RNNSearchHubInterface, load
+from .align import check_model, check_reverse, pair_of
 
 NAACL_PAIR = ("en", "fr")  # the Hansards gold standard: English dev.e, French dev.f
 NAACL_FILES = ("dev.e", "dev.f", "dev.wa.nonullalign")
@@ -121,10 +132,8 @@ def gold_words(model: RNNSearchHubInterface, sentence: str, target: bool, capita
     return initial_capital(model, sentence.split(), target) if capitals else sentence.split()
 
 
-def gold_links(
-    model: RNNSearchHubInterface, sources: list[str], targets: list[str], threshold: float, capitals: bool = False
-) -> dict[str, dict[int, set]]:
-    """Predicted links (source, target) of every gold sentence pair (1-based ids), by method;
+def gold_weights(model: RNNSearchHubInterface, sources: list[str], targets: list[str], capitals: bool) -> list[np.ndarray]:
+    """The word-level soft alignment (target words x source words) of every gold sentence pair;
     ``capitals``: give each sentence's first word back its capital (the Hansards set)."""
     encoded = [
         (
@@ -134,16 +143,33 @@ def gold_links(
         for s, t in zip(sources, targets)
     ]
     forced = model.forced([source for (source, _), _ in encoded], [target for _, (target, _) in encoded], scores=False)
-    links: dict[str, dict[int, set]] = {"argmax": {}, f"threshold {threshold}": {}, "diagonal": {}}
-    for number, (s, t, ((_, source_groups), (_, target_groups)), (_, weights)) in enumerate(zip(sources, targets, encoded, forced), 1):
-        # T x S: </s> (the last row and column) left out
-        words = merge_groups(
+    return [  # T x S: </s> (the last row and column) left out
+        merge_groups(
             weights.numpy()[: len(target_groups), : len(source_groups)], target_groups, source_groups, len(t.split()), len(s.split())
         )
+        for s, t, ((_, source_groups), (_, target_groups)), (_, weights) in zip(sources, targets, encoded, forced)
+    ]
+
+
+def gold_links(weights: list[np.ndarray], threshold: float) -> dict[str, dict[int, set]]:
+    """Predicted links (source, target) of every gold sentence pair (1-based ids), by method."""
+    links: dict[str, dict[int, set]] = {"argmax": {}, f"threshold {threshold}": {}, "diagonal": {}}
+    for number, words in enumerate(weights, 1):
         links["argmax"][number] = aer.argmax_links(words)
         links[f"threshold {threshold}"][number] = aer.threshold_links(words, threshold)
         links["diagonal"][number] = aer.diagonal_links(words.shape[1], words.shape[0])
     return links
+
+
+def symmetrised_links(weights: list[np.ndarray], reverse_weights: list[np.ndarray], threshold: float) -> dict[str, dict[int, set]]:
+    """The links rnnsearch-align writes with a reverse model, by extraction and symmetrisation
+    ("argmax grow-diag-final-and", "threshold 0.3 intersect", ...), 1-based."""
+    rows = {}
+    for extraction, symmetrisation in product(EXTRACTIONS, SYMMETRISATIONS):
+        rule = LinkRule(extraction, threshold, symmetrisation)
+        name = f"{extraction if extraction == 'argmax' else f'threshold {threshold}'} {symmetrisation}"
+        rows[name] = {number: aer.from_zero_based(rule.links(w, r)) for number, (w, r) in enumerate(zip(weights, reverse_weights), 1)}
+    return rows
 
 
 Scored = tuple[aer.Gold, str | None, dict[str, dict[int, set]]]  # gold links, transposition, predicted links by row
@@ -153,13 +179,16 @@ def checkpoint_links(args: argparse.Namespace, gold: GoldStandard) -> Scored:
     """The gold links in the model's orientation, the line saying the gold was transposed for it
     (None if not), and the model's links by method."""
     model = load(args.path, args.data)
-    pair = (model.cfg.task.source_lang, model.cfg.task.target_lang)
+    check_model(model, args.path)
+    pair = pair_of(model)
     sources, targets, links, flipped = oriented(gold, pair, f"{args.path} translates")
-    return (
-        links,
-        transposition(gold, pair, "model") if flipped else None,
-        gold_links(model, sources, targets, args.threshold, capitals=gold.naacl),
-    )
+    weights = gold_weights(model, sources, targets, capitals=gold.naacl)
+    rows = gold_links(weights, args.threshold)
+    if args.reverse_path:
+        reverse = load(args.reverse_path, args.reverse_data)
+        check_reverse(model, reverse, args.reverse_path)
+        rows.update(symmetrised_links(weights, gold_weights(reverse, targets, sources, capitals=gold.naacl), args.threshold))
+    return links, transposition(gold, pair, "model") if flipped else None, rows
 
 
 def file_links(args: argparse.Namespace, gold: GoldStandard) -> Scored:
@@ -193,6 +222,8 @@ def check_aligner(args: argparse.Namespace) -> None:
     ]
     if file_options and not args.alignments:
         raise DataError(f"{', '.join(file_options)}: only with an alignment file to score (--alignments FILE)")
+    if (args.reverse_path is None) != (args.reverse_data is None) or (args.reverse_path and not args.path):
+        raise DataError("--reverse-path and --reverse-data go together, beside a checkpoint's --path and --data")
     if not args.alignments and not (args.path and args.data):
         raise DataError(
             "give a checkpoint to score (--path CKPT --data BIN, the folder it was trained on) or an alignment file (--alignments FILE)"
@@ -228,6 +259,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--gold-one-based", action="store_true", help="the Pharaoh --gold counts positions from 1")
     parser.add_argument("--threshold", type=float, default=0.3, help="a checkpoint's thresholded links: weight >= this")
+    parser.add_argument("--reverse-path", type=Path, help="a checkpoint of the other direction: adds the symmetrised rows")
+    parser.add_argument("--reverse-data", type=Path, help="the binarized folder of --reverse-path")
     parser.add_argument("--out", type=Path, help="write aer.md and aer.json here")
     args = parser.parse_args(argv)
     try:

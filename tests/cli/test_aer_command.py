@@ -176,3 +176,51 @@ def test_a_checkpoint_or_an_alignment_file_not_both(tmp_path):
         f"rnnsearch-aer: error: the gold standard aligns en with fr, but {aligned} aligns de->en: give a gold standard "
         "of de and en (Pharaoh: --gold FILE --gold-source FILE --gold-target FILE)"
     )
+
+
+def test_symmetrised_rows_score_what_rnnsearch_align_writes(multi30k, checkpoint, fr_en, tmp_path):
+    """With a model of the other direction rnnsearch-aer adds a row per extraction and
+    symmetrisation; each must score exactly as rnnsearch-align's output for the same gold
+    sentences, scored as an alignment file (two routes: in-process word weights, and the command's
+    streamed corpus alignment through a Pharaoh file)."""
+    from rnnsearch_plugin.cli.align import main as align_main
+
+    sources, targets = (read_lines(multi30k / "raw" / f"test.{lang}")[:5] for lang in ("en", "fr"))
+    files = {name: tmp_path / name for name in ("gold.en", "gold.fr", "gold.align")}
+    files["gold.en"].write_text("".join(line + "\n" for line in sources), encoding="utf-8")
+    files["gold.fr"].write_text("".join(line + "\n" for line in targets), encoding="utf-8")
+    files["gold.align"].write_text("".join(f"0-0 {len(s.split()) - 1}?{len(t.split()) - 1}\n" for s, t in zip(sources, targets)))
+    gold = ["--gold", str(files["gold.align"]), "--gold-source", str(files["gold.en"]), "--gold-target", str(files["gold.fr"])]
+    reverse = ["--reverse-path", str(fr_en[1]), "--reverse-data", str(fr_en[0] / "bin")]
+    aer_main(["--path", str(checkpoint), "--data", str(multi30k / "bin"), *reverse, *gold, "--out", str(tmp_path / "both")])
+    rows = json.loads((tmp_path / "both" / "aer.json").read_text())
+    assert {"argmax", "threshold 0.3", "diagonal", "argmax grow-diag-final-and", "threshold 0.3 union"} <= rows.keys()
+    for extraction, symmetrisation in (("argmax", "grow-diag-final-and"), ("argmax", "intersect"), ("threshold", "union")):
+        out = tmp_path / f"{extraction}.{symmetrisation}"
+        io = ["--source", str(files["gold.en"]), "--target", str(files["gold.fr"]), "--out", str(out)]
+        align_main(
+            [
+                "--path",
+                str(checkpoint),
+                "--data",
+                str(multi30k / "bin"),
+                *reverse,
+                *io,
+                "--links",
+                extraction,
+                "--symmetrise",
+                symmetrisation,
+            ]
+        )
+        aer_main(["--alignments", str(out), "--name", "file", *gold, "--out", str(tmp_path / f"scored.{out.name}")])
+        scored = json.loads((tmp_path / f"scored.{out.name}" / "aer.json").read_text())["file"]
+        row = f"{extraction if extraction == 'argmax' else 'threshold 0.3'} {symmetrisation}"
+        assert rows[row] == pytest.approx(scored), row
+
+
+def test_a_reverse_model_goes_with_its_data_and_a_checkpoint(multi30k, checkpoint, tmp_path, capsys):
+    gold = ["--gold", str(Path(SHARED_DATA) / "alignment-gold")]
+    with pytest.raises(SystemExit) as stopped:
+        aer_main(["--path", str(checkpoint), "--data", str(multi30k / "bin"), "--reverse-path", str(checkpoint), *gold])
+    assert "--reverse-path and --reverse-data go together" in str(stopped.value)
+    assert not any(tmp_path.iterdir())

@@ -22,6 +22,10 @@ Schemes: word (Moses tokens, --shortlist most frequent words, --max-len 30/50 tr
 filter), bpe (subword-nmt on Moses tokens, --bpe-merges, --bpe-separate), spm (sentencepiece
 on raw text, --vocab-size, --spm-type). Output layout: rnnsearch_plugin/data/pipeline.py.
 Idempotent: finished steps are skipped; rerun after an interruption.
+Guided alignment (not the paper's; docs/training.md): prepare with --scheme word, align
+OUT/word/train.SRC with OUT/word/train.TGT (Pharaoh i-j lines, e.g. eflomal or fast_align), then
+run the same command again with --train-alignments FILE: it checks the file against those pairs and
+binarises it as OUT/bin/train.align.SRC-TGT, which fairseq-train reads with --load-alignments.
 """
 
 import argparse
@@ -131,6 +135,13 @@ def main() -> None:
         "(default 0: keep; --max-len limits tokens after the scheme)",
     )
     own.add_argument("--keep-duplicates", action="store_true", help="keep repeated training pairs (default: drop)")
+    parser.add_argument(
+        "--train-alignments",
+        type=Path,
+        metavar="FILE",
+        help="word scheme: Pharaoh alignments (0-based i-j) of OUT/word/train.SRC and train.TGT, line for "
+        "line, binarised for fairseq-train --load-alignments",
+    )
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
     local_dir = args.local_dir or os.environ.get(f"{args.corpus.upper()}_DIR")
@@ -155,6 +166,7 @@ def main() -> None:
             args.max_len,
             args.workers,
             args.mirror,
+            args.train_alignments,
             **CORPUS_OPTIONS.get(args.corpus, lambda a: {})(args),
         )
     except DataError as error:
@@ -163,6 +175,9 @@ def main() -> None:
         f"| prepared {args.out} ({langs[0]}->{langs[1]}): pairs {manifest['pairs']}, dropped {manifest['dropped_in_cleaning']}, "
         f"{manifest['dropped_by_length']} training pairs over --max-len, vocabulary {manifest['vocabulary']}"
     )
+    if "train_alignments" in manifest:
+        aligned = manifest["train_alignments"]
+        print(f"| alignments: {aligned['links']} links in {aligned['pairs_with_links']} training pairs, {aligned['fairseq_split']}")
 
 
 if __name__ == "__main__":

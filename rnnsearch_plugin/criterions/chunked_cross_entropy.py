@@ -24,9 +24,44 @@ give no gradient), so that oneDNN compiles them for a few shapes rather than one
 
 Works with any decoder whose ``output_layer`` is one linear map named ``output_projection`` (ours,
 fairseq's transformer) or ``fc_out`` (fairseq's lstm).
+
+``--alignment-lambda`` (0, off: the paper's loss, and nothing more is computed) adds guided
+alignment, which is not the paper's (Chen et al. 2016, "Guided Alignment Training for
+Topic-Aware Neural Machine Translation"; Marian's --guided-alignment, OpenNMT-py's lambda_align):
+lambda times the cross-entropy between each linked target word's given links, normalised to sum
+to 1, and the model's attention alpha_i over the source words,
+
+    alignment loss = sum over target words i with links  - sum_{j linked to i} (1 / n_i) log alpha_ij
+
+(n_i links of word i; words without links contribute nothing).
+
+What matches fairseq's ``label_smoothed_cross_entropy_with_alignment``, on purpose, so that data
+binarised for fairseq's ``transformer_align`` serves here unchanged: the batch fields from
+``--load-alignments`` (``sample["alignments"]``: L x 2, the source column, shifted by the
+collater past the source's left padding, and row * T + target position, 0-based over the words,
+whose eos neither side's links reach; ``sample["align_weights"]``: 1 / n_i, float32), the sum
+-sum_links w log alpha, added with weight lambda to the summed loss and so divided by the same
+sample size (target tokens, or sentences with ``--sentence-avg``), the ``alignment_loss`` field
+(logged in bits per sample-size unit), and the term only in batches that carry alignments (the
+training split's; a pair the collater finds a link outside of loses its links there, with a
+warning: ``scripts/prepare_data.py --train-alignments`` refuses such a file).
+What differs, and why: the attention is the model's one alpha of Eq. 6 (R x T x S, row i the
+weights c_i is summed with for target word y_i, in the coordinates of ``src_tokens`` whatever the
+padding side, 0 on padding), where fairseq's transformer averages a chosen layer's heads; the log
+is taken in float32 at least (alpha in bfloat16 or float16 under ``--amp``, ``--bf16``, ``--fp16``) and of
+alpha clamped at float32's smallest normal number, so that a linked word whose weight underflowed
+to 0 gives a large finite loss rather than inf and NaN gradients (fairseq takes the log as it is);
+a training batch whose pairs have no links logs ``alignment_loss`` 0 rather than nothing, so
+that all processes log the same fields (fairseq sums them by the first one's keys); the weight
+defaults to 0 (fairseq's, 0.05) so that the paper's loss is the default; and it combines with
+the plain or the label-smoothed loss.
+``--alignment-lambda`` refuses in one line a task without ``--load-alignments``, a model that
+returns no attention in training (RNNencdec), and a training batch without alignments when no
+dataset the task loaded has any.
 """
 
 import functools
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -35,6 +70,7 @@ from fairseq.criterions import FairseqCriterion, register_criterion
 from fairseq.criterions.cross_entropy import CrossEntropyCriterion
 from fairseq.criterions.label_smoothed_cross_entropy import LabelSmoothedCrossEntropyCriterion
 from fairseq.dataclass import FairseqDataclass
+from fairseq.logging import metrics
 from omegaconf import II
 from torch import Tensor, nn
 
@@ -50,6 +86,13 @@ class ChunkedCrossEntropyConfig(FairseqDataclass):
     output_chunk_size: int = field(
         default=CHUNK_SIZE,
         metadata={"help": "target positions per chunk of the output layer: its buffers hold this many x vocabulary values"},
+    )
+    alignment_lambda: float = field(
+        default=0.0,
+        metadata={
+            "help": "weight of guided alignment, not the paper's: a cross-entropy between the attention "
+            "and each target word's given links (needs --load-alignments; 0: off)"
+        },
     )
     sentence_avg: bool = II("optimization.sentence_avg")
 
@@ -189,6 +232,15 @@ class _ChunkedOutputLoss(torch.autograd.Function):
         return (*scaled, None, None)
 
 
+def alignment_loss(attention: Tensor, alignments: Tensor, weights: Tensor) -> Tensor:
+    """-sum_links w log alpha (fairseq's ``compute_alignment_loss``): attention B x T x S; alignments
+    L x 2, (source column, row * T + target position) as fairseq's collater gives them; weights L
+    (1 / links of the link's target word) -> a scalar in float32 (float64 for a float64 attention)."""
+    linked = attention.flatten(0, 1)[alignments[:, 1], alignments[:, 0]]
+    linked = linked.to(torch.promote_types(linked.dtype, torch.float32))  # bfloat16 and float16 alpha: log in float32
+    return -(linked.clamp_min(torch.finfo(linked.dtype).tiny).log() * weights.to(linked.dtype)).sum()
+
+
 def output_projection(decoder: nn.Module) -> nn.Linear:
     """The decoder's output layer as one linear map (W_o, b_o)."""
     for name in ("output_projection", "fc_out"):
@@ -201,17 +253,37 @@ def output_projection(decoder: nn.Module) -> nn.Linear:
     )
 
 
+def check_alignment_lambda(alignment_lambda: float, task: Any) -> None:
+    """Refuse a negative weight, or guided alignment without fairseq's --load-alignments."""
+    if alignment_lambda < 0:
+        raise UserInputError(f"--alignment-lambda {alignment_lambda}: the weight of guided alignment is 0 (off) or more")
+    if alignment_lambda and not getattr(getattr(task, "cfg", None), "load_alignments", False):
+        raise UserInputError(
+            "--alignment-lambda needs the training alignments: add --load-alignments, with "
+            "train.align.SRC-TGT binarised in the data folder (scripts/prepare_data.py --train-alignments FILE)"
+        )
+
+
 @register_criterion("chunked_cross_entropy", dataclass=ChunkedCrossEntropyConfig)
 class ChunkedCrossEntropyCriterion(FairseqCriterion):
-    def __init__(self, task: Any, sentence_avg: bool, label_smoothing: float = 0.0, output_chunk_size: int = CHUNK_SIZE) -> None:
+    def __init__(
+        self,
+        task: Any,
+        sentence_avg: bool,
+        label_smoothing: float = 0.0,
+        output_chunk_size: int = CHUNK_SIZE,
+        alignment_lambda: float = 0.0,
+    ) -> None:
         super().__init__(task)
         if output_chunk_size < 1:
             raise UserInputError(
                 f"--output-chunk-size {output_chunk_size}: a chunk needs at least one target position; "
                 f"leave it out for the default ({CHUNK_SIZE})"
             )
+        check_alignment_lambda(alignment_lambda, task)
         self.sentence_avg = sentence_avg
         self.smoothing = label_smoothing
+        self.alignment_lambda = alignment_lambda
         self.compute = functools.partial(
             chunked_output_loss, chunk_size=output_chunk_size, smoothing=label_smoothing, workspace=Workspace()
         )
@@ -230,9 +302,35 @@ class ChunkedCrossEntropyCriterion(FairseqCriterion):
             "nsentences": sample["target"].size(0),
             "sample_size": sample_size,
         }
-        if self.smoothing:
+        if self.smoothing or self.alignment_lambda:
             logging_output["nll_loss"] = nll.data
+        if self.alignment_lambda:
+            guided = self.guided_alignment(model, sample, extra["attn"][0])
+            if guided is not None:
+                loss = loss + self.alignment_lambda * guided.to(loss.dtype)
+                logging_output |= {"loss": loss.data, "alignment_loss": guided.data}
         return loss, sample_size, logging_output
+
+    def guided_alignment(self, model: nn.Module, sample: dict[str, Any], attention: Optional[Tensor]) -> Optional[Tensor]:
+        """The alignment loss of a batch with alignments; 0 for a training batch whose pairs have no
+        links, so that every training batch logs the same fields (fairseq sums them across
+        processes by the first one's keys); None for a validation batch without alignments."""
+        if attention is None:
+            raise UserInputError(
+                f"--alignment-lambda trains the attention, and {type(model).__name__} returns none in "
+                "training (RNNencdec has none): use an rnnsearch model, or leave --alignment-lambda out"
+            )
+        if sample.get("alignments") is not None:
+            return alignment_loss(attention, sample["alignments"], sample["align_weights"])
+        if not model.training:
+            return None
+        if not any(getattr(data, "align_dataset", None) is not None for data in self.task.datasets.values()):
+            raise UserInputError(
+                "--alignment-lambda: the training data has no alignments; binarise them into the "
+                "data folder as train.align.SRC-TGT (scripts/prepare_data.py --train-alignments FILE, "
+                "or fairseq-preprocess --align-suffix)"
+            )
+        return attention.new_zeros((), dtype=torch.promote_types(attention.dtype, torch.float32))
 
     def output_loss(self, layer: nn.Linear, features: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
         if torch.is_grad_enabled() and (features.requires_grad or layer.weight.requires_grad):
@@ -242,11 +340,16 @@ class ChunkedCrossEntropyCriterion(FairseqCriterion):
 
     @staticmethod
     def reduce_metrics(logging_outputs: list[dict[str, Any]]) -> None:
-        """The fields fairseq's cross_entropy logs, or label_smoothed_cross_entropy's with smoothing."""
+        """The fields fairseq's cross_entropy logs, or label_smoothed_cross_entropy's with smoothing
+        or guided alignment, and then label_smoothed_cross_entropy_with_alignment's alignment_loss."""
         if any("nll_loss" in log for log in logging_outputs):
             LabelSmoothedCrossEntropyCriterion.reduce_metrics(logging_outputs)
         else:
             CrossEntropyCriterion.reduce_metrics(logging_outputs)
+        if any("alignment_loss" in log for log in logging_outputs):
+            total = sum(float(log.get("alignment_loss", 0)) for log in logging_outputs)
+            sample_size = sum(log.get("sample_size", 0) for log in logging_outputs)
+            metrics.log_scalar("alignment_loss", total / sample_size / math.log(2), sample_size, round=3)
 
     @staticmethod
     def logging_outputs_can_be_summed() -> bool:

@@ -4,6 +4,8 @@ a language pair ``langs`` = (source, target), e.g. ("en", "fr"):
     OUT/raw/{split}.{src,tgt}      raw text (the references for sacreBLEU), report.json
     OUT/{scheme}/...               the scheme's model and the encoded text
     OUT/bin/                       fairseq-preprocess output ({split}.{src}-{tgt}.*)
+    OUT/word/train.align, OUT/bin/train.align.{src}-{tgt}.*   with ``train_alignments``: the
+                                   training pairs' word alignments, checked and binarised (``alignments.py``)
     OUT/manifest.json              corpus, languages, scheme, sizes, vocabularies, <unk> counts, commands
 
 Every step writes under a temporary name and renames when complete, so an interrupted run
@@ -21,6 +23,7 @@ from typing import Any, Optional
 
 from fairseq.data import Dictionary
 
+from .alignments import binarised_entry, binarize_alignments, checked_alignments
 from .corpora import CORPORA
 from .languages import DEFAULT_PAIR
 from .schemes import Scheme
@@ -94,23 +97,16 @@ def encode(scheme: Scheme, out: Path, splits: list[str], langs: tuple[str, str],
             write_atomic(folder / f"{split}.{lang}", encoded[lang])
 
 
+def preprocess_command(langs: tuple[str, str], workers: int) -> list[str]:
+    """fairseq-preprocess for the pair (source, target), before its files and folders."""
+    return [console_script("fairseq-preprocess"), "--source-lang", langs[0], "--target-lang", langs[1], "--workers", str(workers)]
+
+
 def binarize(out: Path, scheme: str, splits: list[str], langs: tuple[str, str], shortlist: int, workers: int) -> list[str]:
     """OUT/bin by fairseq-preprocess; a shortlist keeps the N most frequent words per language."""
     bin_dir = out / "bin"
     folder = out / scheme
-    command = [
-        console_script("fairseq-preprocess"),
-        "--source-lang",
-        langs[0],
-        "--target-lang",
-        langs[1],
-        "--trainpref",
-        str(folder / "train"),
-        "--destdir",
-        str(bin_dir.with_name("bin.part")),
-        "--workers",
-        str(workers),
-    ]
+    command = [*preprocess_command(langs, workers), "--trainpref", str(folder / "train"), "--destdir", str(bin_dir.with_name("bin.part"))]
     prefixes = {"valid": "--validpref", "test": "--testpref"}
     for split, option in prefixes.items():
         names = [s for s in splits if s == split or (split == "test" and s.startswith("test"))]
@@ -152,10 +148,14 @@ def prepare(
     max_len: int = 0,
     workers: int = os.cpu_count() or 1,
     mirror: Optional[str] = None,
+    train_alignments: Optional[Path] = None,
     **corpus_options: Any,
 ) -> dict[str, Any]:
     """Run every step (see the module's docstring) for ``langs`` = (source, target); downloads go
-    to OUT/download (through ``mirror`` when given); ``corpus_options`` go to the corpus reader."""
+    to OUT/download (through ``mirror`` when given); ``corpus_options`` go to the corpus reader.
+    ``train_alignments``: a Pharaoh file aligning OUT/word/train.{src,tgt}, checked before
+    anything is written."""
+    alignments = checked_alignments(train_alignments, out, scheme.name, langs) if train_alignments else None
     report = raw_splits(corpus, out, Sources(local_dir, out / "download", mirror), langs, train_lines, **corpus_options)
     splits = list(report["pairs"])
     encode(scheme, out, splits, langs, max_len)
@@ -180,5 +180,12 @@ def prepare(
         "detokenise_options": scheme.generate_options((out / scheme.name).resolve(), source),
         "preprocess_command": " ".join(command),
     }
+    aligned = (
+        binarize_alignments(alignments, out, langs, preprocess_command(langs, workers))
+        if alignments is not None
+        else binarised_entry(out, langs)
+    )
+    if aligned is not None:
+        manifest["train_alignments"] = aligned
     write_atomic(out / "manifest.json", [json.dumps(manifest, indent=2)])
     return manifest

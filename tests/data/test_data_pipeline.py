@@ -19,12 +19,15 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from conftest import REPO, SHARED_DATA, TINY, run
+import torch
+from conftest import REPO, SHARED_DATA, TINY, assert_one_line_error, run
+from fairseq.data import data_utils
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
+from rnnsearch_plugin.data.alignments import checked_alignments
 from rnnsearch_plugin.data.hansards import clean_and_split
 from rnnsearch_plugin.data.schemes import BPEScheme, SentencePieceScheme, WordScheme
-from rnnsearch_plugin.data.textio import read_lines
+from rnnsearch_plugin.data.textio import DataError, read_lines
 
 PREPARE = str(REPO / "scripts" / "prepare_data.py")
 SCHEME_OPTIONS = {"word": ["--shortlist", "1500", "--max-len", "30"], "bpe": ["--bpe-merges", "300"], "spm": ["--vocab-size", "500"]}
@@ -331,3 +334,175 @@ def test_a_killed_run_leaves_nothing_finished_looking_and_a_rerun_completes_it(t
     assert len(whole) == 4 * 2 * 2 + 2  # {train,valid,test,test1} x {en,fr} x {bin,idx} + 2 dictionaries
     for name in whole:
         assert (tmp_path / "killed" / "bin" / name).read_bytes() == (tmp_path / "whole" / "bin" / name).read_bytes(), name
+
+
+def diagonal_links(source: str, target: str) -> str:
+    """Target word j linked to source word j * S // T (S, T words in the pair)."""
+    sources, targets = len(source.split()), len(target.split())
+    return " ".join(f"{j * sources // targets}-{j}" for j in range(targets))
+
+
+@pytest.fixture(scope="module")
+def aligned(local_dirs, tmp_path_factory) -> tuple[list[str], Path]:
+    """Multi30k's first 600 pairs at word level, those over 20 words left out, then prepared again
+    with the kept training pairs' alignments (diagonal, every fifth pair without links)."""
+    out = tmp_path_factory.mktemp("aligned") / "out"
+    command = [
+        sys.executable,
+        PREPARE,
+        "multi30k",
+        "--scheme",
+        "word",
+        "--shortlist",
+        "1000",
+        "--max-len",
+        "20",
+        "--out",
+        str(out),
+        "--local-dir",
+        str(local_dirs["multi30k"]),
+    ]
+    run(*command)
+    pairs = zip(read_lines(out / "word" / "train.en"), read_lines(out / "word" / "train.fr"))
+    lines = ["" if number % 5 == 0 else diagonal_links(*pair) for number, pair in enumerate(pairs)]
+    alignments = out.parent / "train.align"
+    alignments.write_text("".join(line + "\n" for line in lines))
+    run(*command, "--train-alignments", str(alignments))
+    return command, out
+
+
+def test_training_alignments_are_binarised_where_fairseq_reads_them(aligned):
+    command, out = aligned
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["dropped_by_length"] > 0  # the alignments count the pairs the pipeline kept
+    expected = [[int(k) for link in line.split() for k in link.split("-")] for line in read_lines(out / "word" / "train.align")]
+    assert manifest["train_alignments"]["links"] == sum(len(links) // 2 for links in expected)
+    binarised = data_utils.load_indexed_dataset(str(out / "bin" / "train.align.en-fr"), None)
+    assert [binarised[i].tolist() for i in range(len(binarised))] == expected
+    written = (out / "bin" / "train.align.en-fr.bin").stat().st_mtime_ns
+    run(*command, "--train-alignments", str(out.parent / "train.align"))  # the same file again: nothing to redo
+    assert (out / "bin" / "train.align.en-fr.bin").stat().st_mtime_ns == written
+
+
+def test_bad_alignments_are_refused_and_nothing_written(aligned, tmp_path):
+    command, out = aligned
+    lines = read_lines(out / "word" / "train.align")
+    source_words = len(read_lines(out / "word" / "train.en")[2].split())
+    cases = {
+        "has 3 lines and": lines[:3],
+        f"line 3: link {source_words}-0 is outside the pair": lines[:2] + [f"{source_words}-0"] + lines[3:],
+        "line 2: '0:1' is not a link i-j": lines[:1] + ["0:1"] + lines[2:],
+        "line 1: a link is given twice": ["0-0 0-0"] + lines[1:],
+    }
+    for number, (message, bad) in enumerate(cases.items()):
+        (tmp_path / f"{number}.align").write_text("".join(line + "\n" for line in bad))
+        with pytest.raises(DataError, match=re.escape(message)):
+            checked_alignments(tmp_path / f"{number}.align", out, "word", ("en", "fr"))
+    with pytest.raises(DataError, match="needs --scheme word"):
+        checked_alignments(out / "word" / "train.align", out, "bpe", ("en", "fr"))
+    with pytest.raises(DataError, match="is not prepared yet: run this command without --train-alignments first"):
+        checked_alignments(out / "word" / "train.align", tmp_path / "fresh", "word", ("en", "fr"))
+    before = files_of(out)
+    assert_one_line_error(run(*command, "--train-alignments", str(tmp_path / "1.align"), check=False), "is outside the pair")
+    assert files_of(out) == before
+
+
+def files_of(out: Path) -> dict[str, bytes]:
+    """The contents of the prepared folder's files that an alignment file could change."""
+    return {
+        str(path.relative_to(out)): path.read_bytes()
+        for folder in (out, out / "word", out / "bin")
+        for path in folder.iterdir()
+        if path.is_file()
+    }
+
+
+def guided_training(out: Path, save_dir: Path, *options: str, weight: str = "0.5") -> subprocess.CompletedProcess:
+    return run(
+        "fairseq-train",
+        str(out / "bin"),
+        "--user-dir",
+        "rnnsearch_plugin",
+        "--task",
+        "translation",
+        "-s",
+        "en",
+        "-t",
+        "fr",
+        "--arch",
+        "rnnsearch_small",
+        *TINY,
+        "--optimizer",
+        "adam",
+        "--lr",
+        "0.003",
+        "--max-tokens",
+        "500",
+        "--max-update",
+        "3",
+        "--max-valid-steps",
+        "1",
+        "--save-dir",
+        str(save_dir),
+        "--no-epoch-checkpoints",
+        "--num-workers",
+        "0",
+        "--data-buffer-size",
+        "0",
+        "--log-format",
+        "json",
+        "--log-interval",
+        "1",
+        "--criterion",
+        "chunked_cross_entropy",
+        "--alignment-lambda",
+        weight,
+        *options,
+        check=False,
+    )
+
+
+def logged(result: subprocess.CompletedProcess, kind: str) -> list[dict]:
+    """The json records fairseq-train logged as ``kind`` (train_inner, valid), their values as floats."""
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log[-3000:]
+    return [
+        {key: float(value) for key, value in json.loads(line.split(f" | {kind} | ", 1)[1]).items()}
+        for line in log.splitlines()
+        if f" | {kind} | " in line
+    ]
+
+
+def test_guided_alignment_trains_and_validates_with_load_alignments(aligned, tmp_path):
+    """Three updates with --alignment-lambda 0.5 and 0 from the same start: the first batch's
+    translation loss is the same, the total is it plus 0.5 times the alignment loss (the logged
+    fields, in bits per target token, rounded to 3 decimals), and the alignment model trained
+    differently (the translation loss barely moves in three updates: its 3 decimals stay equal)."""
+    guided, plain = (guided_training(aligned[1], tmp_path / weight, "--load-alignments", weight=weight) for weight in ("0.5", "0"))
+    guided_records, plain_records = logged(guided, "train_inner"), logged(plain, "train_inner")
+    assert len(guided_records) == len(plain_records) == 3
+    assert all(record["alignment_loss"] > 1 for record in guided_records)
+    for record in guided_records:
+        assert record["loss"] == pytest.approx(record["nll_loss"] + 0.5 * record["alignment_loss"], abs=2e-3)
+    assert all("alignment_loss" not in record and "nll_loss" not in record for record in plain_records)
+    assert guided_records[0]["nll_loss"] == plain_records[0]["loss"]
+    guided_model, plain_model = (
+        torch.load(tmp_path / weight / "checkpoint_last.pt", weights_only=True)["model"] for weight in ("0.5", "0")
+    )
+    attention = [name for name in guided_model if name.startswith("decoder.attention.")]
+    assert len(attention) == 4 and not any(torch.equal(guided_model[name], plain_model[name]) for name in attention)
+    valid = logged(guided, "valid")
+    assert valid and "valid_alignment_loss" not in valid[0] and "valid_nll_loss" in valid[0]  # dev pairs have no alignments
+
+
+@pytest.mark.parametrize("missing", ["option", "data"])
+def test_guided_alignment_without_alignments_is_refused_in_one_line(aligned, tmp_path, missing):
+    data = aligned[1]
+    if missing == "data":
+        data = tmp_path / "plain"
+        (data / "bin").mkdir(parents=True)
+        for path in (aligned[1] / "bin").iterdir():
+            if not path.name.startswith("train.align"):
+                (data / "bin" / path.name).symlink_to(path)
+    result = guided_training(data, tmp_path / "ck", *(["--load-alignments"] if missing == "data" else []))
+    assert_one_line_error(result, "add --load-alignments" if missing == "option" else "the training data has no alignments")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from conftest import REPO, SHARED_DATA, TINY, run
+from conftest import REPO, SHARED_DATA, TINY, fairseq_train, run
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 from rnnsearch_plugin.data.hansards import clean_and_split
@@ -96,16 +96,7 @@ def test_corpus_and_scheme_to_binarized_data(local_dirs, tmp_path, corpus, schem
         run(sys.executable, *command)  # idempotent: finished steps are not redone
         assert (out / "bin" / "train.en-fr.en.bin").stat().st_mtime_ns == binarized
     trained = run(
-        "fairseq-train",
-        str(out / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "--task",
-        "translation",
-        "-s",
-        "en",
-        "-t",
-        "fr",
+        *fairseq_train(out / "bin"),
         "--arch",
         "rnnsearch_small",
         *TINY,

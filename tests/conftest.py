@@ -5,7 +5,8 @@
 - the session's Multi30k slice, a tiny RNNsearch checkpoint trained on it (and its evaluation), an
   RNNencdec one, the Python API on the first;
 - fairseq's commands run as a user runs them (``run``, ``generate``, ``interactive``,
-  ``train_command``) and what their output holds (``lines_of``, ``losses_by_update``,
+  ``train_command``), their common options (``fairseq_train``, ``fairseq_decode``, ``tiny_training``,
+  ``sentencepiece``) and what their output holds (``lines_of``, ``losses_by_update``,
   ``assert_one_line_error``, ``assert_same_weights``, ``sacrebleu_cli``)."""
 
 import json
@@ -161,52 +162,48 @@ def run_to_end(command: list[str]) -> str:
     return result.stdout + result.stderr
 
 
+def fairseq_train(data: Path, *options: str, pair: tuple[str, str] = ("en", "fr")) -> list[str]:
+    """The venv's fairseq-train on ``data`` with the plugin, the translation task and the language ``pair``, then ``options``."""
+    task = ("--task", "translation", "-s", pair[0], "-t", pair[1])
+    return [str(BIN / "fairseq-train"), str(data), "--user-dir", "rnnsearch_plugin", *task, *options]
+
+
+def fairseq_decode(program: str, data: Path, path: Path | str, *options: str, pair: tuple[str, str] = ("en", "fr")) -> list[str]:
+    """fairseq-generate or fairseq-interactive on ``data`` with the plugin, the ``pair`` and the checkpoint(s) ``path``."""
+    return [program, str(data), "--user-dir", "rnnsearch_plugin", "-s", pair[0], "-t", pair[1], "--path", str(path), *options]
+
+
+def tiny_training(save_dir: Path, updates: int, arch: str = "rnnsearch_small") -> list[str]:
+    """fairseq-train's options for a few Adam updates of a tiny ``arch``, unvalidated, saved without optimizer state."""
+    at = TINY.index("--attention-hidden-size")
+    sizes = TINY if arch.startswith("rnnsearch") else TINY[:at] + TINY[at + 2 :]  # RNNencdec has no alignment model
+    return [
+        *("--arch", arch, *sizes, "--optimizer", "adam", "--max-tokens", "1000", "--max-update", str(updates)),
+        *("--disable-validation", "--no-save-optimizer-state", "--save-dir", str(save_dir), "--num-workers", "0"),
+    ]
+
+
+def sentencepiece(multi30k: Path) -> list[str]:
+    """fairseq-interactive's options to encode raw input with the session's subword model."""
+    return ["--bpe", "sentencepiece", "--sentencepiece-model", str(multi30k / "spm" / "spm.model")]
+
+
+def generate_command(multi30k: Path, checkpoint: Path, *extra: str) -> list[str]:
+    """fairseq-generate on the session's Multi30k: beam 4, batches of 64, subwords removed, then ``extra``."""
+    options = ("--beam", "4", "--batch-size", "64", "--remove-bpe", "sentencepiece", *extra)
+    return fairseq_decode("fairseq-generate", multi30k / "bin", checkpoint, *options)
+
+
 def generate(multi30k: Path, checkpoint: Path, *extra: str) -> str:
-    return run(
-        "fairseq-generate",
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "-s",
-        "en",
-        "-t",
-        "fr",
-        "--path",
-        str(checkpoint),
-        "--beam",
-        "4",
-        "--batch-size",
-        "64",
-        "--remove-bpe",
-        "sentencepiece",
-        *extra,
-    ).stdout
+    """What ``generate_command`` prints."""
+    return run(*generate_command(multi30k, checkpoint, *extra)).stdout
 
 
 def interactive(
     multi30k: Path, checkpoint: Path, stdin: str, *options: str, check: bool = True, command: tuple[str, ...] = ("fairseq-interactive",)
 ):
-    return run(
-        *command,
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "-s",
-        "en",
-        "-t",
-        "fr",
-        "--path",
-        str(checkpoint),
-        "--beam",
-        "2",
-        "--bpe",
-        "sentencepiece",
-        "--sentencepiece-model",
-        str(multi30k / "spm" / "spm.model"),
-        *options,
-        stdin=stdin,
-        check=check,
-    )
+    decode = fairseq_decode(command[-1], multi30k / "bin", checkpoint, "--beam", "2", *sentencepiece(multi30k), *options)
+    return run(*command[:-1], *decode, stdin=stdin, check=check)
 
 
 def lines_of(output: str, kind: str) -> dict[str, str]:
@@ -234,16 +231,7 @@ def train_command(multi30k, save_dir) -> list[str]:
     """The paper's Adadelta + clipping (its accumulators must survive the restart), dropout
     (its random stream must too), and a checkpoint every SAVE_EVERY updates, mid-epoch."""
     return [
-        str(BIN / "fairseq-train"),
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "--task",
-        "translation",
-        "-s",
-        "en",
-        "-t",
-        "fr",
+        *fairseq_train(multi30k / "bin"),
         "--arch",
         "rnnsearch_small",
         *TINY,
@@ -310,16 +298,7 @@ def multi30k(tmp_path_factory) -> Path:
 def checkpoint(multi30k, tmp_path_factory) -> Path:
     save_dir = tmp_path_factory.mktemp("checkpoints")
     run(
-        "fairseq-train",
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "--task",
-        "translation",
-        "-s",
-        "en",
-        "-t",
-        "fr",
+        *fairseq_train(multi30k / "bin"),
         "--arch",
         "rnnsearch_small",
         *TINY,
@@ -380,35 +359,7 @@ def evaluation(multi30k, checkpoint, tmp_path_factory) -> tuple[Path, dict]:
 def rnnencdec_checkpoint(multi30k, tmp_path_factory) -> Path:
     """An RNNencdec checkpoint after one update: enough to load and generate with."""
     save_dir = tmp_path_factory.mktemp("rnnencdec")
-    at = TINY.index("--attention-hidden-size")  # RNNencdec has no alignment model
-    run(
-        "fairseq-train",
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "--task",
-        "translation",
-        "-s",
-        "en",
-        "-t",
-        "fr",
-        "--arch",
-        "rnnencdec_small",
-        *TINY[:at],
-        *TINY[at + 2 :],
-        "--optimizer",
-        "adam",
-        "--max-tokens",
-        "1000",
-        "--max-update",
-        "1",
-        "--disable-validation",
-        "--no-save-optimizer-state",
-        "--save-dir",
-        str(save_dir),
-        "--num-workers",
-        "0",
-    )
+    run(*fairseq_train(multi30k / "bin"), *tiny_training(save_dir, 1, arch="rnnencdec_small"))
     return save_dir / "checkpoint_last.pt"
 
 
@@ -441,33 +392,7 @@ def fr_en(tmp_path_factory):
             "--local-dir",
             str(local),
         )
-    run(
-        "fairseq-train",
-        str(folder / "fr_en" / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "--task",
-        "translation",
-        "-s",
-        "fr",
-        "-t",
-        "en",
-        "--arch",
-        "rnnsearch_small",
-        *TINY,
-        "--optimizer",
-        "adam",
-        "--max-tokens",
-        "1000",
-        "--max-update",
-        "2",
-        "--disable-validation",
-        "--no-save-optimizer-state",
-        "--save-dir",
-        str(folder / "ck"),
-        "--num-workers",
-        "0",
-    )
+    run(*fairseq_train(folder / "fr_en" / "bin", pair=("fr", "en")), *tiny_training(folder / "ck", 2))
     return folder / "fr_en", folder / "ck" / "checkpoint_last.pt"
 
 

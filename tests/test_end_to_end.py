@@ -6,7 +6,7 @@ import re
 import pytest
 import sacrebleu
 import torch
-from conftest import REPO, TINY, generate, lines_of, run
+from conftest import REPO, TINY, fairseq_decode, fairseq_train, generate, lines_of, run, sentencepiece
 
 
 def texts(scored: dict[str, str]) -> dict[str, str]:
@@ -47,22 +47,7 @@ def test_generate_prints_every_sentence_with_alignments_and_scores(multi30k, che
 def test_interactive_translates_every_line_of_standard_input(multi30k, checkpoint):
     lines = ["A man is riding a bike .", "Two dogs play in the snow .", "A woman sings ."]
     result = run(
-        "fairseq-interactive",
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "-s",
-        "en",
-        "-t",
-        "fr",
-        "--path",
-        str(checkpoint),
-        "--beam",
-        "3",
-        "--bpe",
-        "sentencepiece",
-        "--sentencepiece-model",
-        str(multi30k / "spm" / "spm.model"),
+        *fairseq_decode("fairseq-interactive", multi30k / "bin", checkpoint, "--beam", "3", *sentencepiece(multi30k)),
         stdin="\n".join(lines) + "\n",
     )
     detokenised = re.findall(r"^D-(\d+)\t\S+\t(.*)$", result.stdout, flags=re.M)
@@ -124,16 +109,7 @@ def test_paper_config_and_command_line_set_up_the_same_training(multi30k, tmp_pa
         cwd=tmp_path,
     )
     run(
-        "fairseq-train",
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "--task",
-        "translation",
-        "-s",
-        "en",
-        "-t",
-        "fr",
+        *fairseq_train(multi30k / "bin"),
         *PAPER_CLI,
         *[f"--{n.replace('_', '-')}=8" for n in TINY_PAPER],
         "--max-update",
@@ -160,16 +136,7 @@ def test_paper_config_and_command_line_set_up_the_same_training(multi30k, tmp_pa
 def test_user_dir_works_outside_the_repository(multi30k, checkpoint, tmp_path):
     """After pip install, --user-dir rnnsearch_plugin resolves next to the installed fairseq."""
     result = run(
-        "fairseq-generate",
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "-s",
-        "en",
-        "-t",
-        "fr",
-        "--path",
-        str(checkpoint),
+        *fairseq_decode("fairseq-generate", multi30k / "bin", checkpoint),
         "--beam",
         "2",
         "--gen-subset",
@@ -199,21 +166,7 @@ def test_generation_options(multi30k, checkpoint, options):
     path = f"{checkpoint}:{checkpoint}" if "--ensemble" in options else str(checkpoint)
     options = [o for o in options if o != "--ensemble"]
     result = run(
-        "fairseq-interactive",
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "-s",
-        "en",
-        "-t",
-        "fr",
-        "--path",
-        path,
-        "--bpe",
-        "sentencepiece",
-        "--sentencepiece-model",
-        str(multi30k / "spm" / "spm.model"),
-        *options,
+        *fairseq_decode("fairseq-interactive", multi30k / "bin", path, *sentencepiece(multi30k), *options),
         stdin=INTERACTIVE_LINES,
     )
     nbest = int(options[options.index("--nbest") + 1]) if "--nbest" in options else 1
@@ -238,16 +191,7 @@ def test_score_reference_equals_the_python_apis_score(multi30k, checkpoint):
 def test_training_companions(multi30k, checkpoint, tmp_path):
     """--eval-bleu with detokenisation, tensorboard, tqdm, best checkpoint by BLEU, patience."""
     result = run(
-        "fairseq-train",
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "--task",
-        "translation",
-        "-s",
-        "en",
-        "-t",
-        "fr",
+        *fairseq_train(multi30k / "bin"),
         "--arch",
         "rnnsearch_small",
         *TINY,

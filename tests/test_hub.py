@@ -6,7 +6,7 @@ import re
 
 import pytest
 import torch
-from conftest import run
+from conftest import fairseq_decode, run
 from matplotlib.image import imread
 
 from rnnsearch_plugin.analysis.alignment import parse_soft_alignments
@@ -126,16 +126,7 @@ def test_api_alignment_equals_fairseq_generates_soft_alignment(hub, multi30k, ch
     """Two routes to alpha_ij: the weights beam search recorded (fairseq-generate
     --print-alignment soft) and a teacher-forced pass over the same hypothesis (the API)."""
     output = run(
-        "fairseq-generate",
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "-s",
-        "en",
-        "-t",
-        "fr",
-        "--path",
-        str(checkpoint),
+        *fairseq_decode("fairseq-generate", multi30k / "bin", checkpoint),
         "--beam",
         "3",
         "--gen-subset",

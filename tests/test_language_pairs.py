@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SHARED_DATA, assert_one_line_error, lines_of, run, sacrebleu_cli
+from conftest import REPO, SHARED_DATA, assert_one_line_error, fairseq_decode, lines_of, run, sacrebleu_cli
 
 from rnnsearch_plugin import load
 from rnnsearch_plugin.analysis.aer import alignment_error_rate, diagonal_links, read_naacl, transposed
@@ -134,16 +134,7 @@ def fr_en_generated(fr_en) -> str:
     """fairseq-generate's output of the Fr->En model on the Fr->En test set (beam 1, detokenised)."""
     data, checkpoint = fr_en
     return run(
-        "fairseq-generate",
-        str(data / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "-s",
-        "fr",
-        "-t",
-        "en",
-        "--path",
-        str(checkpoint),
+        *fairseq_decode("fairseq-generate", data / "bin", checkpoint, pair=("fr", "en")),
         "--beam",
         "1",
         "--batch-size",

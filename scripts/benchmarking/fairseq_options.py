@@ -54,3 +54,13 @@ def trainer_options(opts: argparse.Namespace) -> list[str]:
         "0",
         *device_flags(opts.device),
     ]
+
+
+def generate_options(opts: argparse.Namespace, checkpoint: Path, beam: int) -> list[str]:
+    """fairseq-generate's options on the test set of --data: ``beam``, every hypothesis ``--decode-length`` tokens."""
+    length = str(opts.decode_length)
+    return [
+        *(str(opts.data), "--user-dir", "rnnsearch_plugin", *pair_options(opts), "--gen-subset", "test", "--path", str(checkpoint)),
+        *("--beam", str(beam), "--batch-size", str(opts.gen_batch_size), "--min-len", length, "--max-len-a", "0", "--max-len-b", length),
+        *("--num-workers", "0"),
+    ]

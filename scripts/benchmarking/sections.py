@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .environment import allocator_settings, glibc_defaults, tensor_following_allocator
-from .fairseq_options import device_flags, pair_options, trainer_options
+from .fairseq_options import device_flags, generate_options, trainer_options
 from .variants import DECODERS, PAPER, PEER, VARIANTS, variant_options
 
 COMMAND = Path(__file__).resolve().parents[1] / "benchmark.py"  # runs one worker with --worker KIND JOB
@@ -80,26 +80,7 @@ def generate(opts: argparse.Namespace, checkpoint: Path, beam: int, options: lis
     """fairseq-generate on the test set, every hypothesis ``--decode-length`` tokens; sentences/s as it reports it."""
     command = [
         "fairseq-generate",
-        str(opts.data),
-        "--user-dir",
-        "rnnsearch_plugin",
-        *pair_options(opts),
-        "--gen-subset",
-        "test",
-        "--path",
-        str(checkpoint),
-        "--beam",
-        str(beam),
-        "--batch-size",
-        str(opts.gen_batch_size),
-        "--min-len",
-        str(opts.decode_length),
-        "--max-len-a",
-        "0",
-        "--max-len-b",
-        str(opts.decode_length),
-        "--num-workers",
-        "0",
+        *generate_options(opts, checkpoint, beam),
         *device_flags(opts.device),
         *options,
     ]

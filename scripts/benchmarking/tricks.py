@@ -26,7 +26,7 @@ from typing import Any
 
 from . import report, workers
 from .environment import tensor_following_allocator
-from .fairseq_options import device_flags, pair_options, trainer_options
+from .fairseq_options import device_flags, generate_options, trainer_options
 from .sections import checkpoints, run_worker
 from .variants import CHUNKED, CROSS_ENTROPY
 
@@ -103,26 +103,7 @@ def job(opts: argparse.Namespace, step: str, trick: str | None, save: bool) -> d
         return {
             **common,
             "args": [
-                str(opts.data),
-                "--user-dir",
-                "rnnsearch_plugin",
-                *pair_options(opts),
-                "--gen-subset",
-                "test",
-                "--path",
-                str(checkpoint(opts)),
-                "--beam",
-                "5",
-                "--batch-size",
-                str(opts.gen_batch_size),
-                "--min-len",
-                str(opts.decode_length),
-                "--max-len-a",
-                "0",
-                "--max-len-b",
-                str(opts.decode_length),
-                "--num-workers",
-                "0",
+                *generate_options(opts, checkpoint(opts), 5),
                 "--quiet",
                 *device_flags(opts.device),
             ],

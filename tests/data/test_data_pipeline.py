@@ -20,7 +20,7 @@ from typing import Iterator
 
 import pytest
 import torch
-from conftest import REPO, SHARED_DATA, TINY, assert_one_line_error, run
+from conftest import REPO, SHARED_DATA, TINY, assert_one_line_error, fairseq_train, run
 from fairseq.data import data_utils
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
@@ -99,16 +99,7 @@ def test_corpus_and_scheme_to_binarized_data(local_dirs, tmp_path, corpus, schem
         run(sys.executable, *command)  # idempotent: finished steps are not redone
         assert (out / "bin" / "train.en-fr.en.bin").stat().st_mtime_ns == binarized
     trained = run(
-        "fairseq-train",
-        str(out / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "--task",
-        "translation",
-        "-s",
-        "en",
-        "-t",
-        "fr",
+        *fairseq_train(out / "bin"),
         "--arch",
         "rnnsearch_small",
         *TINY,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import matplotlib.image
 import pytest
-from conftest import REPO, SHARED_DATA, TINY, run, sacrebleu_cli
+from conftest import REPO, SHARED_DATA, fairseq_train, run, sacrebleu_cli, tiny_training
 
 from rnnsearch_plugin.analysis import heatmap as heatmap_layout
 from rnnsearch_plugin.data.textio import read_lines
@@ -129,35 +129,7 @@ def trained(request, tmp_path_factory) -> tuple[Path, Path, str, str]:
     data = request.getfixturevalue(request.param)
     source, target = request.param.split("_")
     save_dir = tmp_path_factory.mktemp(f"{request.param}_checkpoint")
-    run(
-        "fairseq-train",
-        str(data / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "--task",
-        "translation",
-        "-s",
-        source,
-        "-t",
-        target,
-        "--arch",
-        "rnnsearch_small",
-        *TINY,
-        "--optimizer",
-        "adam",
-        "--lr",
-        "0.005",
-        "--max-tokens",
-        "1000",
-        "--max-update",
-        "3",
-        "--disable-validation",
-        "--no-save-optimizer-state",
-        "--save-dir",
-        str(save_dir),
-        "--num-workers",
-        "0",
-    )
+    run(*fairseq_train(data / "bin", *tiny_training(save_dir, 3), "--lr", "0.005", pair=(source, target)))
     return data, save_dir / "checkpoint_last.pt", source, target
 
 

@@ -1,21 +1,12 @@
 """Alignment options checked against the model before generating (``fairseq_fixes/alignment_options.py``)."""
 
-from conftest import assert_one_line_error, interactive, run
+from conftest import assert_one_line_error, fairseq_decode, interactive, run
 
 
 def test_alignment_options_on_rnnencdec_stop_in_one_line(multi30k, rnnencdec_checkpoint):
     """--print-alignment and --replace-unk read the attention, which RNNencdec does not have."""
     generated = run(
-        "fairseq-generate",
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "-s",
-        "en",
-        "-t",
-        "fr",
-        "--path",
-        str(rnnencdec_checkpoint),
+        *fairseq_decode("fairseq-generate", multi30k / "bin", rnnencdec_checkpoint),
         "--gen-subset",
         "test",
         "--print-alignment",
@@ -32,16 +23,7 @@ def test_replace_unk_names_the_option_it_needs(multi30k, checkpoint):
     replaced = interactive(multi30k, checkpoint, "A dog .\n", "--replace-unk", "", check=False)
     assert_one_line_error(replaced, "--replace-unk copies the source word", "add --print-alignment")
     generated = run(
-        "fairseq-generate",
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "-s",
-        "en",
-        "-t",
-        "fr",
-        "--path",
-        str(checkpoint),
+        *fairseq_decode("fairseq-generate", multi30k / "bin", checkpoint),
         "--replace-unk",
         "",
         check=False,

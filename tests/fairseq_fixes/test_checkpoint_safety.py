@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import SHARED_DATA, assert_one_line_error, interactive, run
+from conftest import SHARED_DATA, assert_one_line_error, fairseq_decode, interactive, run
 
 
 class Payload:
@@ -35,16 +35,7 @@ def test_crafted_checkpoint_is_refused_by_generate_and_interactive(multi30k, che
     monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     path, marker = crafted
     result = run(
-        "fairseq-generate",
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "-s",
-        "en",
-        "-t",
-        "fr",
-        "--path",
-        str(path),
+        *fairseq_decode("fairseq-generate", multi30k / "bin", path),
         "--gen-subset",
         "test",
         check=False,
@@ -98,16 +89,7 @@ def test_damaged_checkpoint_is_named_damaged_not_dangerous(multi30k, checkpoint,
         with pytest.raises(DamagedCheckpointError, match=f"the checkpoint {path} is damaged"):
             checkpoint_utils.load_checkpoint_to_cpu(str(path))
     result = run(
-        "fairseq-generate",
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "-s",
-        "en",
-        "-t",
-        "fr",
-        "--path",
-        str(copies["truncated"]),
+        *fairseq_decode("fairseq-generate", multi30k / "bin", copies["truncated"]),
         "--gen-subset",
         "test",
         check=False,

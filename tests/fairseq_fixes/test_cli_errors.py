@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 import torch
-from conftest import assert_one_line_error, run, train_command
+from conftest import assert_one_line_error, fairseq_decode, fairseq_train, run, train_command
 from fairseq import checkpoint_utils
 
 
@@ -35,16 +35,7 @@ def test_dictionary_that_does_not_match_the_checkpoint(multi30k, checkpoint, tmp
         lines = (multi30k / "bin" / f"dict.{lang}.txt").read_text().splitlines()
         (other / f"dict.{lang}.txt").write_text("\n".join(lines[:-40]) + "\n")
     result = run(
-        "fairseq-interactive",
-        str(other),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "-s",
-        "en",
-        "-t",
-        "fr",
-        "--path",
-        str(checkpoint),
+        *fairseq_decode("fairseq-interactive", other, checkpoint),
         stdin="A dog .\n",
         check=False,
     )
@@ -54,16 +45,7 @@ def test_dictionary_that_does_not_match_the_checkpoint(multi30k, checkpoint, tmp
 def test_resuming_with_another_architecture(multi30k, checkpoint, tmp_path):
     shutil.copy(checkpoint, tmp_path / "checkpoint_last.pt")  # an rnnsearch checkpoint
     result = run(
-        "fairseq-train",
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "--task",
-        "translation",
-        "-s",
-        "en",
-        "-t",
-        "fr",
+        *fairseq_train(multi30k / "bin"),
         "--arch",
         "rnnencdec_small",
         "--optimizer",

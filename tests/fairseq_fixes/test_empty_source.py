@@ -2,7 +2,7 @@
 (``fairseq_fixes/empty_source.py``), and the other sentences of its batch translate as without it."""
 
 import pytest
-from conftest import interactive, lines_of, run
+from conftest import fairseq_decode, interactive, lines_of, run
 
 SENTENCES = ["", "   ", "A dog runs in the snow .", "\t"]
 
@@ -66,16 +66,7 @@ def test_generate_gives_an_empty_source_line_an_empty_translation(multi30k, chec
 
     def generate(data):
         output = run(
-            "fairseq-generate",
-            str(data),
-            "--user-dir",
-            "rnnsearch_plugin",
-            "-s",
-            "en",
-            "-t",
-            "fr",
-            "--path",
-            str(checkpoint),
+            *fairseq_decode("fairseq-generate", data, checkpoint),
             "--gen-subset",
             "test",
             "--beam",

@@ -3,7 +3,7 @@
 import sys
 
 import pytest
-from conftest import TINY, run
+from conftest import fairseq_decode, fairseq_train, run, tiny_training
 
 
 def test_log_file_holds_each_line_once(checkpoint):
@@ -38,44 +38,9 @@ def test_commands_print_no_hydra_version_base_warning(tmp_path, command):
 def test_commands_print_no_pin_memory_or_autocast_warning(multi30k, tmp_path):
     """fairseq-train and fairseq-generate on a CPU: neither torch's pin_memory warning nor the
     torch.cuda.amp.autocast deprecation, both about fairseq's code; other warnings still show."""
-    train = run(
-        "fairseq-train",
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "--task",
-        "translation",
-        "-s",
-        "en",
-        "-t",
-        "fr",
-        "--arch",
-        "rnnsearch_small",
-        *TINY,
-        "--optimizer",
-        "adam",
-        "--max-tokens",
-        "1000",
-        "--max-update",
-        "2",
-        "--disable-validation",
-        "--no-save-optimizer-state",
-        "--save-dir",
-        str(tmp_path),
-        "--num-workers",
-        "0",
-    )
+    train = run(*fairseq_train(multi30k / "bin"), *tiny_training(tmp_path, 2))
     generate = run(
-        "fairseq-generate",
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "-s",
-        "en",
-        "-t",
-        "fr",
-        "--path",
-        str(tmp_path / "checkpoint_last.pt"),
+        *fairseq_decode("fairseq-generate", multi30k / "bin", tmp_path / "checkpoint_last.pt"),
         "--gen-subset",
         "valid",
         "--beam",

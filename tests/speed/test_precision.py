@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from conftest import REPO, generate, initialized, lines_of, losses_by_update, pad_batch, run, train_command
+from conftest import REPO, generate, generate_command, initialized, lines_of, losses_by_update, pad_batch, run, train_command
 
 from rnnsearch_plugin.speed import precision
 
@@ -183,27 +183,7 @@ def test_fairseq_generate_with_amp_translates_every_sentence(multi30k, checkpoin
     translations' quality is compared in docs/training.md on a real model; here every sentence is
     translated and scored about as float32 scores its own translations."""
     full = lines_of(generate(multi30k, checkpoint, "--gen-subset", "valid"), "H")
-    output = run(
-        "fairseq-generate",
-        str(multi30k / "bin"),
-        "--user-dir",
-        "rnnsearch_plugin",
-        "-s",
-        "en",
-        "-t",
-        "fr",
-        "--path",
-        str(checkpoint),
-        "--beam",
-        "4",
-        "--batch-size",
-        "64",
-        "--remove-bpe",
-        "sentencepiece",
-        "--gen-subset",
-        "valid",
-        "--amp",
-    )
+    output = run(*generate_command(multi30k, checkpoint, "--gen-subset", "valid", "--amp"))
     half = lines_of(output.stdout, "H")
     assert "translating with bfloat16 products on the CPU (--amp)" in output.stdout + output.stderr
     assert full.keys() == half.keys() and len(half) == 1014

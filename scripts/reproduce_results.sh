@@ -27,6 +27,11 @@
 #                      DIRECTION_MINUTES each (default 60), evaluated on test_2016 and test_2017
 #   hansards-fr-en     RNNsearch-50 Fr->En at the paper's word level, as the hansards stage trains
 #                      it En->Fr (HANSARDS_OPTIONS, HANSARDS_MINUTES), evaluated like it, heatmaps
+#   hansards-align     the model as an aligner (issue 41): AER, precision and recall on the gold of
+#                      eflomal (each direction, symmetrised) and RNNsearch (each direction, argmax,
+#                      threshold, symmetrised), with wall times; rnnsearch-align on the test set
+#   hansards-guided    RNNsearch-50 En->Fr trained with eflomal's links as guidance (not the
+#                      paper's), HANSARDS_MINUTES, evaluated for BLEU and AER
 #   publish            docs/results from WORK/report (scripts/publish_results.py)
 # Every model trains on one thread pinned to one core, two at a time (one per core), with Adam
 # and --clip-norm 1.0 (B.2's Adadelta in multi30k-pair), --max-tokens 4000, validation every 500
@@ -41,7 +46,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STAGES=(prepare hansards hansards-evaluate multi30k-dropout multi30k-rate multi30k-seeds multi30k-pair multi30k-evaluate
-        multi30k-directions hansards-fr-en publish)
+        multi30k-directions hansards-fr-en hansards-align hansards-guided publish)
 for stage in "$@"; do
   [[ " ${STAGES[*]} " == *" $stage "* ]] || { echo "reproduce_results.sh: error: unknown stage '$stage' (stages: ${STAGES[*]})" >&2; exit 2; }
 done
@@ -283,6 +288,51 @@ stage_hansards_fr_en() {
   train 1 hansards.fr-en rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${ADAM[@]}" "${HANSARDS_OPTIONS[@]}" --seed 1
   evaluate 1 hansards.fr-en test rnnsearch_small
   heatmaps 1 hansards.fr-en rnnsearch_small
+}
+# The model as an aligner, beside a statistical one: eflomal (scripts/statistical_alignments.py)
+# aligns every Hansards training pair the models train on with the alignment gold's 37, both
+# directions, on core 1, and rnnsearch-aer scores each direction and symmetrisation; on core 0
+# rnnsearch-aer scores each RNNsearch direction (argmax, threshold) and both symmetrised, and
+# scripts/align_load.py times rnnsearch-align on the 3,000 test pairs, both directions.
+# Everything goes to WORK/report/hansards.align, wall times to WORK/wall_times.tsv.
+stage_hansards_align() {
+  local out=$WORK/report/hansards.align name
+  {
+    on_core 1 python scripts/statistical_alignments.py --prepared "$WORK/hansards" --gold "$GOLD" --out "$out/eflomal"
+    for name in forward reverse intersect union grow-diag-final-and; do
+      on_core 1 rnnsearch-aer --alignments "$out/eflomal/eflomal.$name" --name "eflomal $name" --gold "$GOLD" \
+        --out "$out/eflomal.$name"
+    done
+  } &
+  {
+    on_core 0 rnnsearch-aer --path "$(checkpoint hansards rnnsearch_small)" --data "$WORK/hansards/bin" \
+      --reverse-path "$(checkpoint hansards.fr-en rnnsearch_small)" --reverse-data "$WORK/hansards.fr-en/bin" \
+      --gold "$GOLD" --out "$out/rnnsearch.en-fr"
+    on_core 0 rnnsearch-aer --path "$(checkpoint hansards.fr-en rnnsearch_small)" --data "$WORK/hansards.fr-en/bin" \
+      --gold "$GOLD" --out "$out/rnnsearch.fr-en"
+    on_core 0 python scripts/align_load.py --path "$(checkpoint hansards rnnsearch_small)" --data "$WORK/hansards/bin" \
+      --reverse-path "$(checkpoint hansards.fr-en rnnsearch_small)" --reverse-data "$WORK/hansards.fr-en/bin" \
+      --source "$WORK/hansards/word/test.en" --target "$WORK/hansards/word/test.fr" --sizes 3000 --out "$out" --name align_load.test
+  } &
+  wait_jobs
+}
+# Guided alignment (not the paper's): eflomal's grow-diag-final-and links of every training pair
+# binarised beside them, and RNNsearch-50 En->Fr trained toward them, the hansards stage's options
+# and budget and --alignment-lambda GUIDED_LAMBDA (default 0.5, fixed beforehand: the translation
+# loss is about 2 nats a word and an unguided attention's cross-entropy with the links about 1, so
+# that the guidance weighs a quarter of the loss), on core 1 beside the unguided model's training
+# on core 0 when the hansards stage runs with it; evaluated as hansards-evaluate evaluates it
+stage_hansards_guided() {
+  local links=$WORK/hansards/train.links.en-fr
+  [[ -s "$links" ]] || on_core 1 python scripts/statistical_alignments.py --prepared "$WORK/hansards" --training-alignments "$links"
+  python scripts/prepare_data.py hansards --scheme word --shortlist 30000 --max-len 50 --out "$WORK/hansards" \
+    --local-dir "$HANSARDS_DIR" --train-alignments "$links"
+  train 1 hansards rnnsearch_small_guided "$HANSARDS_MINUTES" --arch rnnsearch_small "${ADAM[@]}" "${HANSARDS_OPTIONS[@]}" \
+    --seed 1 --load-alignments --alignment-lambda "${GUIDED_LAMBDA:-0.5}"
+  REPORT=hansards.guided evaluate 1 hansards test rnnsearch_small_guided
+  on_core 1 rnnsearch-aer --path "$(checkpoint hansards rnnsearch_small_guided)" --data "$WORK/hansards/bin" \
+    --reverse-path "$(checkpoint hansards.fr-en rnnsearch_small)" --reverse-data "$WORK/hansards.fr-en/bin" \
+    --gold "$GOLD" --out "$WORK/report/hansards.align/rnnsearch.guided.en-fr"
 }
 stage_publish() {
   python scripts/publish_results.py --work "$WORK" --out "$RESULTS"

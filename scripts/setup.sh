@@ -5,7 +5,8 @@
 #   - fairseq-fixed 0.12.3.1 (the `fairseq` module), built against that torch without build
 #     isolation (an isolated build would download a second, multi-GB torch); pip caches the
 #     built wheel, so only the first set-up on a machine compiles (~3-4 minutes);
-#   - this plugin, non-editable, so `--user-dir rnnsearch_plugin` also works outside the repo.
+#   - this plugin, non-editable, so `--user-dir rnnsearch_plugin` also works outside the repo, with
+#     its test and results extras (setup.cfg: pytest, ruff, selenium; eflomal, which compiles once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # One set-up at a time per clone: the README's two commands, started together, would otherwise race
@@ -25,5 +26,5 @@ python -c "import fairseq" 2>/dev/null || {
   pip install --no-build-isolation fairseq-fixed==0.12.3.1
 }
 rm -rf build  # setuptools' in-tree build folder: it would ship again the files of moved or deleted modules
-pip install ".[test]"
+pip install ".[test,results]"
 python -c "import rnnsearch_plugin, torch, fairseq; print(f'| ready: torch {torch.__version__}, fairseq {fairseq.__version__}, {rnnsearch_plugin.__file__}')" 2>&1 | grep '^|'

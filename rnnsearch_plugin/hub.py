@@ -141,6 +141,11 @@ class RNNSearchHubInterface(GeneratorHubInterface):
     def encode_target(self, sentence: str) -> torch.LongTensor:
         return self.tgt_dict.encode_line(self.apply_bpe(self.tokenize(sentence)), add_if_not_exist=False).long()
 
+    @property
+    def pair(self) -> tuple[str, str]:
+        """The (source, target) languages the model translates."""
+        return self.cfg.task.source_lang, self.cfg.task.target_lang
+
     def encode_words(self, words: list[str], target: bool = False) -> tuple[torch.Tensor, list[int]]:
         """Token ids of the given words, each tokenised and subword-encoded on its own (+ </s>),
         and the word (0-based) of each piece: every piece belongs to exactly one given word."""

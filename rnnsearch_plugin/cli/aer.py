@@ -41,13 +41,12 @@ from pathlib import Path
 import numpy as np
 
 from ..analysis import aer
-from ..analysis.alignment import merge_groups
-from ..analysis.corpus_alignment import EXTRACTIONS, LinkRule
+from ..analysis.corpus_alignment import EXTRACTIONS, LinkRule, word_weights
 from ..analysis.links import SYMMETRISATIONS, read_pharaoh_links
 from ..analysis.markdown import markdown_table
 from ..data.textio import DataError, read_lines, write_atomic
 from ..hub import USER_ERRORS, RNNSearchHubInterface, load
-from .align import check_model, check_reverse, pair_of
+from .align import check_model, check_reverse
 
 NAACL_PAIR = ("en", "fr")  # the Hansards gold standard: English dev.e, French dev.f
 NAACL_FILES = ("dev.e", "dev.f", "dev.wa.nonullalign")
@@ -133,22 +132,15 @@ def gold_words(model: RNNSearchHubInterface, sentence: str, target: bool, capita
 
 
 def gold_weights(model: RNNSearchHubInterface, sources: list[str], targets: list[str], capitals: bool) -> list[np.ndarray]:
-    """The word-level soft alignment (target words x source words) of every gold sentence pair;
-    ``capitals``: give each sentence's first word back its capital (the Hansards set)."""
-    encoded = [
-        (
-            model.encode_words(gold_words(model, s, False, capitals), target=False),
-            model.encode_words(gold_words(model, t, True, capitals), target=True),
-        )
-        for s, t in zip(sources, targets)
-    ]
-    forced = model.forced([source for (source, _), _ in encoded], [target for _, (target, _) in encoded], scores=False)
-    return [  # T x S: </s> (the last row and column) left out
-        merge_groups(
-            weights.numpy()[: len(target_groups), : len(source_groups)], target_groups, source_groups, len(t.split()), len(s.split())
-        )
-        for s, t, ((_, source_groups), (_, target_groups)), (_, weights) in zip(sources, targets, encoded, forced)
-    ]
+    """The word-level soft alignment (target words x source words) of every gold sentence pair, as
+    rnnsearch-align computes it (``corpus_alignment.word_weights``); ``capitals``: give each
+    sentence's first word back its capital (the Hansards set)."""
+    pairs = [(gold_words(model, s, False, capitals), gold_words(model, t, True, capitals)) for s, t in zip(sources, targets)]
+    weights = word_weights(model, pairs)
+    for number, found in enumerate(weights, 1):
+        if isinstance(found, str):
+            raise DataError(f"gold sentence pair {number} cannot be force-decoded: {found}")
+    return weights  # type: ignore[return-value]
 
 
 def gold_links(weights: list[np.ndarray], threshold: float) -> dict[str, dict[int, set]]:
@@ -180,7 +172,7 @@ def checkpoint_links(args: argparse.Namespace, gold: GoldStandard) -> Scored:
     (None if not), and the model's links by method."""
     model = load(args.path, args.data)
     check_model(model, args.path)
-    pair = pair_of(model)
+    pair = model.pair
     sources, targets, links, flipped = oriented(gold, pair, f"{args.path} translates")
     weights = gold_weights(model, sources, targets, capitals=gold.naacl)
     rows = gold_links(weights, args.threshold)

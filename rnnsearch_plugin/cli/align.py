@@ -71,10 +71,6 @@ def check_inputs(source: Path, target: Path) -> int:
     return counts[0]
 
 
-def pair_of(model: RNNSearchHubInterface) -> tuple[str, str]:
-    return model.cfg.task.source_lang, model.cfg.task.target_lang
-
-
 def check_model(model: RNNSearchHubInterface, checkpoint: Path) -> None:
     if getattr(model.models[0].decoder, "attention", None) is None:
         raise DataError(f"{checkpoint} has no attention to align with (an rnnencdec model?): give an rnnsearch checkpoint")
@@ -82,11 +78,11 @@ def check_model(model: RNNSearchHubInterface, checkpoint: Path) -> None:
 
 def check_reverse(model: RNNSearchHubInterface, reverse: RNNSearchHubInterface, checkpoint: Path) -> None:
     check_model(reverse, checkpoint)
-    if pair_of(reverse) != pair_of(model)[::-1]:
-        forward = "->".join(pair_of(model))
+    if reverse.pair != model.pair[::-1]:
+        forward = "->".join(model.pair)
         raise DataError(
-            f"--reverse-path {checkpoint} translates {'->'.join(pair_of(reverse))}, not the reverse of "
-            f"--path's {forward}: give a model of {'->'.join(pair_of(model)[::-1])}"
+            f"--reverse-path {checkpoint} translates {'->'.join(reverse.pair)}, not the reverse of "
+            f"--path's {forward}: give a model of {'->'.join(model.pair[::-1])}"
         )
 
 

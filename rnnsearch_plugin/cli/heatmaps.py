@@ -44,7 +44,7 @@ def model_alignments(args: argparse.Namespace) -> tuple[list[Item], str, Languag
     for index in selected_ids(args.ids, len(sources)):
         found = model.align(sources[index], references[index] if references else None, beam=args.beam)
         items.append((index, found.weights, found.source_tokens, found.target_tokens))
-    return items, model.scheme, (model.cfg.task.source_lang, model.cfg.task.target_lang)
+    return items, model.scheme, model.pair
 
 
 def generated_alignments(args: argparse.Namespace) -> tuple[list[Item], str, Languages]:

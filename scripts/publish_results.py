@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from alignment_page import publish_alignment  # noqa: E402  (scripts/alignment_page.py, beside this script)
 from best_trial import best_trial  # noqa: E402  (scripts/best_trial.py, beside this script)
 
 from rnnsearch_plugin.analysis import bleu  # noqa: E402
@@ -46,6 +47,8 @@ DIRECTIONS_LINK = (
     "Either direction, Fr->En beside En->Fr (Multi30k with the quickstart's recipe, the Hansards with "
     "RNNsearch-50): [directions.md](directions.md)."
 )
+ALIGNMENT_LINK = "The model as an aligner, beside eflomal, and guided alignment: [alignment.md](alignment.md)."
+PAGE_LINKS = {"directions.md": DIRECTIONS_LINK, "alignment.md": ALIGNMENT_LINK}  # pages beside README.md, each linked once published
 MISSING = "—"  # a figure a report does not have (chrF before rnnsearch-evaluate wrote it)
 MULTI30K_TESTS = {"test": "test_2016_flickr", "test1": "test_2017_flickr"}
 DIRECTION_CORPORA = {"en-fr": "multi30k", "fr-en": "multi30k.fr-en"}  # multi30k-directions' WORK/CORPUS, by pair
@@ -415,7 +418,7 @@ def page(
     hansards: tuple[list[str], list[str]] | None,
     multi30k: tuple[list[str], list[str]] | None,
     verdicts: list[str],
-    directions: bool,
+    links: list[str],
 ) -> list[str]:
     return [
         "# Results on real data within a CPU budget",
@@ -432,7 +435,7 @@ def page(
         "",
         DISCUSSION_LINE,
         "",
-        *([DIRECTIONS_LINK, ""] if directions else []),
+        *(line for link in links for line in (link, "")),
         *(hansards[0] + [""] if hansards else []),
         *(multi30k[0] + [""] if multi30k else []),
         "## Machines and wall time",
@@ -650,15 +653,24 @@ def publish_directions(work: Path, out: Path) -> bool:
     return True
 
 
-def with_directions_link(lines: list[str]) -> list[str]:
-    """A published README.md's LINES with DIRECTIONS_LINK where ``page`` puts it (after the line on
-    discussion.md, else at the end), and nothing else changed."""
-    if DIRECTIONS_LINK in lines:
-        return lines
-    if DISCUSSION_LINE not in lines:
-        return [*lines, "", DIRECTIONS_LINK]
-    at = lines.index(DISCUSSION_LINE) + 2
-    return [*lines[:at], DIRECTIONS_LINK, "", *lines[at:]]
+def page_links(out: Path) -> list[str]:
+    """The PAGE_LINKS lines of the pages published in OUT."""
+    return [link for name, link in PAGE_LINKS.items() if (out / name).exists()]
+
+
+def with_links(lines: list[str], links: list[str]) -> list[str]:
+    """A published README.md's LINES with each of LINKS where ``page`` puts them (after the line on
+    discussion.md and the links before them, else at the end), and nothing else changed."""
+    for link in links:
+        if link in lines:
+            continue
+        before = [line for line in (DISCUSSION_LINE, *links[: links.index(link)]) if line in lines]
+        if not before:
+            lines = [*lines, "", link]
+            continue
+        at = lines.index(before[-1]) + 2
+        lines = [*lines[:at], link, "", *lines[at:]]
+    return lines
 
 
 def readme_block(hansards_report: dict | None, multi30k_reports: dict[str, dict] | None, verdicts: list[str]) -> list[str]:
@@ -706,6 +718,12 @@ def replace_block(text: str, block: list[str]) -> list[str]:
     return (before + "\n".join(block) + rest.split(README_END, 1)[1]).splitlines()
 
 
+PAGES = {  # --page: its publisher, and the stages whose reports it needs
+    "directions": (publish_directions, "multi30k-directions or hansards-fr-en"),
+    "alignment": (publish_alignment, "hansards-align"),
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", type=Path, default=Path("work/results"))
@@ -713,21 +731,19 @@ def main() -> None:
     parser.add_argument("--readme", type=Path, help="also replace the results block of this README")
     parser.add_argument(
         "--page",
-        choices=("all", "directions"),
+        choices=("all", *PAGES),
         default="all",
-        help="directions: write only directions.md and its report folders, and link it from README.md",
+        help="directions or alignment: write only that page and its report folders, and link it from README.md",
     )
     args = parser.parse_args()
-    if args.page == "directions":
+    if args.page != "all":
         if args.readme:
-            parser.error("--readme takes README.md's figures: run it without --page directions")
-        if not publish_directions(args.work, args.out):
-            sys.exit(
-                f"publish_results.py: error: no report of the stages multi30k-directions or hansards-fr-en in "
-                f"{args.work}/report: run them first"
-            )
+            parser.error(f"--readme takes README.md's figures: run it without --page {args.page}")
+        publish, stages = PAGES[args.page]
+        if not publish(args.work, args.out):
+            sys.exit(f"publish_results.py: error: no report of the stages {stages} in {args.work}/report: run them first")
         if (args.out / "README.md").exists():
-            write_atomic(args.out / "README.md", with_directions_link(read_lines(args.out / "README.md")))
+            write_atomic(args.out / "README.md", with_links(read_lines(args.out / "README.md"), page_links(args.out)))
         return
     hansards_report = load_report(args.work / "report", "hansards.test")
     loaded = {split: load_report(args.work / "report", f"multi30k.{split}") for split in MULTI30K_TESTS}
@@ -752,8 +768,9 @@ def main() -> None:
         except (OSError, ValueError) as error:
             sys.exit(f"publish_results.py: error: {args.readme}: {error}")
     copy_reports(args.work, args.out)
-    publish_directions(args.work, args.out)
-    write_atomic(args.out / "README.md", page(args.work, hansards, multi30k, verdicts, (args.out / "directions.md").exists()))
+    for publish, _ in PAGES.values():
+        publish(args.work, args.out)
+    write_atomic(args.out / "README.md", page(args.work, hansards, multi30k, verdicts, page_links(args.out)))
     print(f"| wrote {args.out}/README.md")
     if readme is not None:
         write_atomic(args.readme, readme)

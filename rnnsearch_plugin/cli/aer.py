@@ -1,6 +1,6 @@
 """rnnsearch-aer: the alignment error rate of a trained RNNsearch's soft alignments.
 
-    rnnsearch-aer --path CKPT --data DATA/bin --gold ../shared/data/alignment-gold [--threshold 0.3] --out DIR
+    rnnsearch-aer --path CKPT --data DATA/bin --gold ../shared/data/alignment-gold [--threshold 0.3 ...] --out DIR
                   [--reverse-path CKPT --reverse-data DATA/bin]
     rnnsearch-aer --path CKPT --data DATA/bin --gold gold.talp --gold-source gold.de --gold-target gold.en
                   [--gold-langs de-en] [--gold-one-based] --out DIR
@@ -17,7 +17,8 @@ every piece maps to one gold word (in the Hansards set, the first word of each s
 the capital the set took from it, where the model's dictionary has the capitalised word); piece
 weights become word weights (source pieces summed, target pieces averaged, </s> left out), and
 links are each target word's most-attended source word (argmax) or, in addition, every word pair
-with weight >= --threshold. The diagonal alignment is reported beside them as a baseline.
+with weight >= --threshold (several thresholds: a row for each). The diagonal alignment is
+reported beside them as a baseline.
 
 With a model of the other direction (--reverse-path, --reverse-data), the rows of the links
 rnnsearch-align writes from both: each direction's argmax or thresholded links (without the
@@ -34,14 +35,15 @@ pair reversed transposes the gold).
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from itertools import product
 from pathlib import Path
 
 import numpy as np
 
 from ..analysis import aer
-from ..analysis.corpus_alignment import EXTRACTIONS, LinkRule, word_weights
+from ..analysis.corpus_alignment import LinkRule, word_weights
 from ..analysis.links import SYMMETRISATIONS, read_pharaoh_links
 from ..analysis.markdown import markdown_table
 from ..data.textio import DataError, read_lines, write_atomic
@@ -143,24 +145,25 @@ def gold_weights(model: RNNSearchHubInterface, sources: list[str], targets: list
     return weights  # type: ignore[return-value]
 
 
-def gold_links(weights: list[np.ndarray], threshold: float) -> dict[str, dict[int, set]]:
-    """Predicted links (source, target) of every gold sentence pair (1-based ids), by method."""
-    links: dict[str, dict[int, set]] = {"argmax": {}, f"threshold {threshold}": {}, "diagonal": {}}
-    for number, words in enumerate(weights, 1):
-        links["argmax"][number] = aer.argmax_links(words)
-        links[f"threshold {threshold}"][number] = aer.threshold_links(words, threshold)
-        links["diagonal"][number] = aer.diagonal_links(words.shape[1], words.shape[0])
+def gold_links(weights: list[np.ndarray], thresholds: list[float]) -> dict[str, dict[int, set]]:
+    """Predicted links (source, target) of every gold sentence pair (1-based ids), by method: argmax,
+    "threshold T" for each threshold (argmax's links and those at or above T), the diagonal."""
+    rules = {"argmax": aer.argmax_links, **{f"threshold {t}": partial(aer.threshold_links, threshold=t) for t in thresholds}}
+    links = {name: {number: rule(words) for number, words in enumerate(weights, 1)} for name, rule in rules.items()}
+    links["diagonal"] = {number: aer.diagonal_links(words.shape[1], words.shape[0]) for number, words in enumerate(weights, 1)}
     return links
 
 
-def symmetrised_links(weights: list[np.ndarray], reverse_weights: list[np.ndarray], threshold: float) -> dict[str, dict[int, set]]:
-    """The links rnnsearch-align writes with a reverse model, by extraction and symmetrisation
-    ("argmax grow-diag-final-and", "threshold 0.3 intersect", ...), 1-based."""
+def symmetrised_links(weights: list[np.ndarray], reverse_weights: list[np.ndarray], thresholds: list[float]) -> dict[str, dict[int, set]]:
+    """The links rnnsearch-align writes with a reverse model, by extraction (argmax, then each
+    threshold) and symmetrisation ("argmax grow-diag-final-and", "threshold 0.3 intersect", ...), 1-based."""
+    extractions = {"argmax": LinkRule("argmax"), **{f"threshold {t}": LinkRule("threshold", t) for t in thresholds}}
     rows = {}
-    for extraction, symmetrisation in product(EXTRACTIONS, SYMMETRISATIONS):
-        rule = LinkRule(extraction, threshold, symmetrisation)
-        name = f"{extraction if extraction == 'argmax' else f'threshold {threshold}'} {symmetrisation}"
-        rows[name] = {number: aer.from_zero_based(rule.links(w, r)) for number, (w, r) in enumerate(zip(weights, reverse_weights), 1)}
+    for (name, rule), symmetrisation in product(extractions.items(), SYMMETRISATIONS):
+        both = replace(rule, symmetrisation=symmetrisation)
+        rows[f"{name} {symmetrisation}"] = {
+            number: aer.from_zero_based(both.links(w, r)) for number, (w, r) in enumerate(zip(weights, reverse_weights), 1)
+        }
     return rows
 
 
@@ -250,7 +253,13 @@ def main(argv: list[str] | None = None) -> None:
         help="the languages of --gold-source and --gold-target (default: the model's); the model's pair reversed transposes the gold",
     )
     parser.add_argument("--gold-one-based", action="store_true", help="the Pharaoh --gold counts positions from 1")
-    parser.add_argument("--threshold", type=float, default=0.3, help="a checkpoint's thresholded links: weight >= this")
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        nargs="+",
+        default=[0.3],
+        help="a checkpoint's thresholded links: weight >= this (several values: a row for each)",
+    )
     parser.add_argument("--reverse-path", type=Path, help="a checkpoint of the other direction: adds the symmetrised rows")
     parser.add_argument("--reverse-data", type=Path, help="the binarized folder of --reverse-path")
     parser.add_argument("--out", type=Path, help="write aer.md and aer.json here")

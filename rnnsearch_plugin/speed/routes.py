@@ -4,8 +4,8 @@ autograd's per-step weight gradients, one encoder row per hypothesis, fairseq's 
 ``scripts/gpu_check.sh``).
 
 The processor a measurement names: ``cpuinfo_field``, and the instruction sets its speed depends
-on, ``ISA_FLAGS`` (``python -m rnnsearch_plugin.speed.routes`` prints "model name<TAB>flags", for
-scripts/reproduce_results.sh; scripts/benchmark.py reads them here).
+on, ``ISA_FLAGS`` (``machine_line``: "model name<TAB>flags", for scripts/reproduce_results.sh;
+scripts/benchmark.py reads them here).
 """
 
 from pathlib import Path
@@ -35,5 +35,7 @@ def isa_flags() -> list[str]:
     return [flag for flag in ISA_FLAGS if flag in flags]
 
 
-if __name__ == "__main__":
-    print(f"{cpuinfo_field('model name')}\t{' '.join(isa_flags()) or 'none'}")
+def machine_line() -> str:
+    """The machine a stage of scripts/reproduce_results.sh ran on: its model name, a tab, and the
+    ISA_FLAGS it has ("none" for none)."""
+    return f"{cpuinfo_field('model name')}\t{' '.join(isa_flags()) or 'none'}"

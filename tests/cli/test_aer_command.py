@@ -179,10 +179,10 @@ def test_a_checkpoint_or_an_alignment_file_not_both(tmp_path):
 
 
 def test_symmetrised_rows_score_what_rnnsearch_align_writes(multi30k, checkpoint, fr_en, tmp_path):
-    """With a model of the other direction rnnsearch-aer adds a row per extraction and
-    symmetrisation; each must score exactly as rnnsearch-align's output for the same gold
-    sentences, scored as an alignment file (two routes: in-process word weights, and the command's
-    streamed corpus alignment through a Pharaoh file)."""
+    """With a model of the other direction rnnsearch-aer adds a row per extraction (argmax, each
+    --threshold) and symmetrisation; each must score exactly as rnnsearch-align's output for the
+    same gold sentences, scored as an alignment file (two routes: in-process word weights, and the
+    command's streamed corpus alignment through a Pharaoh file)."""
     from rnnsearch_plugin.cli.align import main as align_main
 
     sources, targets = (read_lines(multi30k / "raw" / f"test.{lang}")[:5] for lang in ("en", "fr"))
@@ -191,30 +191,32 @@ def test_symmetrised_rows_score_what_rnnsearch_align_writes(multi30k, checkpoint
     files["gold.fr"].write_text("".join(line + "\n" for line in targets), encoding="utf-8")
     files["gold.align"].write_text("".join(f"0-0 {len(s.split()) - 1}?{len(t.split()) - 1}\n" for s, t in zip(sources, targets)))
     gold = ["--gold", str(files["gold.align"]), "--gold-source", str(files["gold.en"]), "--gold-target", str(files["gold.fr"])]
-    reverse = ["--reverse-path", str(fr_en[1]), "--reverse-data", str(fr_en[0] / "bin")]
-    aer_main(["--path", str(checkpoint), "--data", str(multi30k / "bin"), *reverse, *gold, "--out", str(tmp_path / "both")])
+    model = [
+        "--path",
+        str(checkpoint),
+        "--data",
+        str(multi30k / "bin"),
+        "--reverse-path",
+        str(fr_en[1]),
+        "--reverse-data",
+        str(fr_en[0] / "bin"),
+    ]
+    aer_main([*model, *gold, "--threshold", "0.3", "0.1", "--out", str(tmp_path / "both")])
     rows = json.loads((tmp_path / "both" / "aer.json").read_text())
-    assert {"argmax", "threshold 0.3", "diagonal", "argmax grow-diag-final-and", "threshold 0.3 union"} <= rows.keys()
-    for extraction, symmetrisation in (("argmax", "grow-diag-final-and"), ("argmax", "intersect"), ("threshold", "union")):
-        out = tmp_path / f"{extraction}.{symmetrisation}"
+    assert {"argmax", "threshold 0.3", "threshold 0.1", "diagonal", "argmax grow-diag-final-and", "threshold 0.1 union"} <= rows.keys()
+    assert rows["threshold 0.1"]["links"] >= rows["threshold 0.3"]["links"] >= rows["argmax"]["links"]
+    for extraction, threshold, symmetrisation in (
+        ("argmax", "0.3", "grow-diag-final-and"),
+        ("argmax", "0.3", "intersect"),
+        ("threshold", "0.3", "union"),
+        ("threshold", "0.1", "intersect"),
+    ):
+        out = tmp_path / f"{extraction}.{threshold}.{symmetrisation}"
         io = ["--source", str(files["gold.en"]), "--target", str(files["gold.fr"]), "--out", str(out)]
-        align_main(
-            [
-                "--path",
-                str(checkpoint),
-                "--data",
-                str(multi30k / "bin"),
-                *reverse,
-                *io,
-                "--links",
-                extraction,
-                "--symmetrise",
-                symmetrisation,
-            ]
-        )
+        align_main([*model, *io, "--links", extraction, "--threshold", threshold, "--symmetrise", symmetrisation])
         aer_main(["--alignments", str(out), "--name", "file", *gold, "--out", str(tmp_path / f"scored.{out.name}")])
         scored = json.loads((tmp_path / f"scored.{out.name}" / "aer.json").read_text())["file"]
-        row = f"{extraction if extraction == 'argmax' else 'threshold 0.3'} {symmetrisation}"
+        row = f"{extraction if extraction == 'argmax' else f'threshold {threshold}'} {symmetrisation}"
         assert rows[row] == pytest.approx(scored), row
 
 

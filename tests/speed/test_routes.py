@@ -34,6 +34,14 @@ def takes_cpu_route(where: str, monkeypatch, owner, name: str, run) -> bool:
     return False
 
 
+def test_machine_line_names_the_processor_and_the_flags_it_has(monkeypatch):
+    fields = {"model name": "AMD EPYC 9B45", "flags": "fpu avx2 avx512f sse4_2"}
+    monkeypatch.setattr(routes, "cpuinfo_field", lambda key: fields.get(key, ""))
+    assert routes.machine_line() == "AMD EPYC 9B45\tavx2 avx512f"
+    fields["flags"] = "fpu sse4_2"
+    assert routes.machine_line() == "AMD EPYC 9B45\tnone"
+
+
 def test_only_the_cpu_is_measured():
     assert routes.measured_on(torch.device("cpu"))
     assert not routes.measured_on(torch.device("cuda"))

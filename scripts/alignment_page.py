@@ -1,0 +1,216 @@
+"""OUT/alignment.md: the model as an aligner beside a statistical one (issue 41), from what the
+stages hansards-align and hansards-guided of scripts/reproduce_results.sh wrote into WORK/report:
+
+    hansards.align/eflomal/eflomal.json     eflomal's pairs, settings and wall time per step
+    hansards.align/eflomal.NAME/aer.json    eflomal's links on the gold, each direction and symmetrised
+    hansards.align/rnnsearch.en-fr/aer.json RNNsearch En->Fr (argmax, each threshold) and both directions symmetrised
+    hansards.align/rnnsearch.fr-en/aer.json RNNsearch Fr->En (the gold transposed)
+    hansards.align/align_load.test.json     rnnsearch-align on the 3,000 test pairs, both directions
+    hansards.align/rnnsearch.guided.en-fr/aer.json, hansards.guided.test/report.json
+                                            the guided model's links, and its BLEU beside the unguided one's
+
+Read by scripts/publish_results.py (--page alignment, and with every page); a stage not run yet is
+named as pending. The targets are issue 41's.
+"""
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from rnnsearch_plugin.analysis.markdown import markdown_table
+from rnnsearch_plugin.data.textio import write_atomic
+
+ALIGN, GUIDED_REPORT = "hansards.align", "hansards.guided.test"
+FOLDERS = (ALIGN, GUIDED_REPORT)  # the report folders the page publishes
+EFLOMAL_ROWS = ("forward", "reverse", "intersect", "union", "grow-diag-final-and")
+SEARCH, GUIDED = "rnnsearch_small", "rnnsearch_small_guided"
+AER_TARGET, GUIDED_GAP, BLEU_COST, SECONDS_TARGET = 0.35, 0.05, 0.5, 300
+REGENERATE = (
+    "Regenerate: `bash scripts/reproduce_results.sh hansards-align hansards-guided` (after the stages hansards and "
+    "hansards-fr-en, whose models it reads), then this page with "
+    "`python scripts/publish_results.py --work work/results --out docs/results --page alignment`."
+)
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def aer_rows(folder: Path, aligner: str, skip: tuple[str, ...] = ()) -> list[list[Any]]:
+    """One table row per link method of FOLDER/aer.json (none if absent): aligner, links (the method's
+    name without the aligner's: "eflomal intersect" -> "intersect"), P, R, AER, links found."""
+    scores = read_json(folder / "aer.json") or {}
+    return [
+        [aligner, name.removeprefix(f"{aligner} "), f"{s['precision']:.3f}", f"{s['recall']:.3f}", f"{s['aer']:.3f}", s["links"]]
+        for name, s in scores.items()
+        if name not in skip
+    ]
+
+
+def best(rows: list[list[Any]]) -> list[Any] | None:
+    """The row of lowest AER (the first of equals), None for no rows."""
+    return min(rows, key=lambda row: float(row[4])) if rows else None
+
+
+def verdict(holds: bool, claim: str, short_by: float) -> str:
+    return f"**Holds**: {claim}" if holds else f"**Does not hold** (short by {short_by:.3f}): {claim}"
+
+
+def eflomal_lines(align: Path) -> tuple[list[list[Any]], str]:
+    """eflomal's rows and the sentence saying what it was trained on and how long it took."""
+    report = read_json(align / "eflomal" / "eflomal.json")
+    rows = [row for name in EFLOMAL_ROWS for row in aer_rows(align / f"eflomal.{name}", "eflomal")]
+    if report is None:
+        return rows, "eflomal: not run yet."
+    steps = ", ".join(f"{step} {seconds:.0f} s" for step, seconds in report["seconds"].items())
+    return rows, (
+        f"eflomal {report['eflomal']} aligned the {report['training_pairs']:,} prepared training pairs with the gold's "
+        f"{report['gold_pairs']} ({report['source']}-{report['target']}, the gold's tokenisation), both directions, on "
+        f"{report['threads']} thread: {sum(report['seconds'].values()) / 60:.1f} min of wall time ({steps}); "
+        "symmetrised by the plugin's links module."
+    )
+
+
+def speed_lines(align: Path) -> tuple[list[str], float | None]:
+    """The table of rnnsearch-align on the test pairs, and its seconds for all of them (None: not run)."""
+    report = read_json(align / "align_load.test.json")
+    if report is None:
+        return ["rnnsearch-align on the test pairs: not run yet (stage hansards-align)."], None
+    env, row = report["environment"], report["rows"][-1]
+    return [
+        f"rnnsearch-align on the Hansards test pairs, directions: {report['directions']}; {env['device']}, "
+        f"{env['threads']} thread, torch {env['torch']}, {env['date']} (`{report['command']}`):",
+        "",
+        *markdown_table(
+            ["pairs", "seconds", "pairs/s", "peak MB"],
+            [[f"{r['pairs']:,}", f"{r['seconds']:.1f}", f"{r['pairs_per_second']:.1f}", f"{r['peak_mb']:.0f}"] for r in report["rows"]],
+        ),
+    ], row["seconds"] if row["pairs"] >= 3000 else None
+
+
+def system_row(name: str, system: dict, training: dict | None) -> list[Any]:
+    """A system's BLEU and training figures (rnnsearch-evaluate's report.json), "—" for what it lacks."""
+    scores = [f"{system[key]:.2f}" if key in system else "—" for key in ("sacrebleu", "chrf", "no_unk_sacrebleu")]
+    trained = [training["updates"], f"{training['dev_nll']:.3f}", f"{training['wall_hours']:.2f}"] if training else ["—"] * 3
+    return [name, *scores, *trained]
+
+
+def guided_lines(work: Path, guided_best: list[Any] | None, eflomal_best: list[Any] | None) -> tuple[list[str], list[str]]:
+    """The guided model's BLEU beside the unguided one's, and the guided target's verdict."""
+    report = read_json(work / "report" / GUIDED_REPORT / "report.json")
+    if report is None or guided_best is None:
+        return ["Guided alignment: not run yet (stage hansards-guided)."], ["Not run yet: stage hansards-guided."]
+    systems, training = report["systems"], report["training"]
+    rows = [system_row(name, system, training.get(name)) for name, system in systems.items()]
+    lines = [
+        "## Guided alignment (not the paper's): RNNsearch-50 En->Fr trained toward eflomal's links",
+        "",
+        f"Hansards test ({report['split']}), beam {report['beam']}; both models with the same options, data and budget, "
+        "trained side by side, one core each (`--alignment-lambda`, docs/training.md).",
+        "",
+        *markdown_table(["system", "sacreBLEU", "chrF2", "No UNK sacreBLEU", "updates", "best dev NLL", "training hours"], rows),
+    ]
+    if SEARCH not in systems or GUIDED not in systems or eflomal_best is None:
+        return lines, ["Not run yet: the guided model's comparison needs the unguided model and eflomal in the same run."]
+    cost = systems[SEARCH]["sacrebleu"] - systems[GUIDED]["sacrebleu"]
+    gap = float(guided_best[4]) - float(eflomal_best[4])
+    claim = (
+        f"trained with guided alignment, RNNsearch's best links ({guided_best[1]}) have AER {guided_best[4]}, "
+        f"{gap:+.3f} from eflomal's best ({eflomal_best[1]}, {eflomal_best[4]}; target within {GUIDED_GAP}), "
+        f"at {cost:+.2f} sacreBLEU lost on the Hansards test (target at most {BLEU_COST})."
+    )
+    return lines, [verdict(gap <= GUIDED_GAP and cost <= BLEU_COST, claim, max(gap - GUIDED_GAP, cost - BLEU_COST))]
+
+
+def models_line(work: Path) -> str:
+    """'En->Fr 6,912 updates in 2.08 h, ...': the RNNsearch models' training, from their evaluation reports."""
+    models = (("En->Fr", GUIDED_REPORT, SEARCH), ("Fr->En", "hansards.fr-en.test", SEARCH), ("En->Fr guided", GUIDED_REPORT, GUIDED))
+    found = []
+    for label, report, system in models:
+        training = (read_json(work / "report" / report / "report.json") or {}).get("training", {}).get(system)
+        if training:
+            found.append(f"{label} {training['updates']:,} updates in {training['wall_hours']:.2f} h")
+    return "; ".join(found) or "training figures not evaluated yet"
+
+
+def alignment_page(work: Path) -> list[str] | None:
+    """OUT/alignment.md's lines, None when WORK holds no report of the stage hansards-align."""
+    align = work / "report" / ALIGN
+    if not align.is_dir():
+        return None
+    eflomal, eflomal_line = eflomal_lines(align)
+    search = aer_rows(align / "rnnsearch.en-fr", "RNNsearch En->Fr", skip=("diagonal",)) + aer_rows(
+        align / "rnnsearch.fr-en", "RNNsearch Fr->En", skip=("diagonal",)
+    )
+    guided = aer_rows(align / "rnnsearch.guided.en-fr", "RNNsearch En->Fr guided", skip=("diagonal",))
+    diagonal = [row for row in aer_rows(align / "rnnsearch.en-fr", "diagonal") if row[1] == "diagonal"]
+    speed, seconds = speed_lines(align)
+    tables = sorted(align.glob("*/aer.md"))
+    guided_section, guided_verdicts = guided_lines(work, best(guided), best(eflomal))
+    verdicts = []
+    if search:
+        row = best(search)
+        verdicts.append(
+            verdict(
+                float(row[4]) <= AER_TARGET,
+                f"RNNsearch's best links on the gold ({row[0]}, {row[1]}; chosen on these sentences) have AER {row[4]} "
+                f"(target {AER_TARGET} or lower).",
+                float(row[4]) - AER_TARGET,
+            )
+        )
+    if eflomal:
+        row = best(eflomal)
+        verdicts.append(f"Measured: eflomal's best links ({row[1]}) have AER {row[4]} on the same gold.")
+    if seconds is not None:
+        verdicts.append(
+            verdict(
+                seconds <= SECONDS_TARGET,
+                f"rnnsearch-align aligns the 3,000 Hansards test pairs, both directions symmetrised, in {seconds:.0f} s on one "
+                f"thread (target under {SECONDS_TARGET} s on two cores).",
+                seconds - SECONDS_TARGET,
+            )
+        )
+    return [
+        "# The model as an aligner, beside a statistical aligner",
+        "",
+        REGENERATE,
+        "",
+        "## What holds and what does not",
+        "",
+        *(f"- {line}" for line in verdicts + guided_verdicts),
+        "",
+        "## Alignment error rate on the Hansards gold standard",
+        "",
+        "AER, precision and recall (Och & Ney 2003) against sure and possible links of the English-French gold sentences "
+        "(`rnnsearch-aer`; a Fr->En model's links scored against the gold transposed). RNNsearch: RNNsearch-50 at "
+        f"the paper's word level ({models_line(work)}), links from their soft alignments as `rnnsearch-align` writes "
+        "them (argmax; threshold T: argmax's links and every weight of at least T; with the other direction's model, "
+        "each direction's links symmetrised). " + eflomal_line,
+        "",
+        *markdown_table(["aligner", "links", "precision", "recall", "AER", "links found"], diagonal + eflomal + search + guided),
+        "",
+        "Every aligner's table: " + ", ".join(f"[{p.parent.name}]({ALIGN}/{p.parent.name}/aer.md)" for p in tables) + ".",
+        "",
+        "## Speed",
+        "",
+        *speed,
+        "",
+        *guided_section,
+    ]
+
+
+def publish_alignment(work: Path, out: Path) -> bool:
+    """Write OUT/alignment.md and copy its reports' small files; False when WORK has no hansards.align."""
+    lines = alignment_page(work)
+    if lines is None:
+        return False
+    for folder in FOLDERS:
+        for path in sorted((work / "report" / folder).rglob("*")):
+            if path.suffix in (".md", ".json", ".png") and path.parent.name != "translations":
+                target = out / folder / path.relative_to(work / "report" / folder)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+    write_atomic(out / "alignment.md", lines)
+    print(f"| wrote {out}/alignment.md")
+    return True

@@ -1,0 +1,136 @@
+"""scripts/publish_results.py --page alignment (scripts/alignment_page.py, issue 41): the page's
+rows are the AER reports' own, the best row and the verdicts follow from them, the guided model's
+BLEU cost is the unguided minus the guided, a stage not run is named, and README.md gains a link."""
+
+import json
+import sys
+from pathlib import Path
+
+from conftest import run
+
+PUBLISHED = (
+    "# Results\n\n## What holds\n\n- a line\n\n"
+    "What each line means, with the evidence, and what a miss would take: [discussion.md](discussion.md).\n\n## Hansards\n"
+)
+LINK = "The model as an aligner, beside eflomal, and guided alignment: [alignment.md](alignment.md)."
+
+
+def scores(rows: dict[str, tuple[float, float, float]]) -> dict:
+    """rnnsearch-aer's aer.json of rows: name -> (precision, recall, AER)."""
+    return {name: {"precision": p, "recall": r, "aer": a, "sentences": 37, "links": 100} for name, (p, r, a) in rows.items()}
+
+
+def write(path: Path, content: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(content))
+
+
+def align_reports(work: Path) -> Path:
+    """The reports of the stage hansards-align: eflomal, RNNsearch both directions, the speed run."""
+    align = work / "report" / "hansards.align"
+    write(
+        align / "eflomal" / "eflomal.json",
+        {
+            "training_pairs": 624293,
+            "gold_pairs": 37,
+            "source": "en",
+            "target": "fr",
+            "eflomal": "2.0.0",
+            "threads": 1,
+            "seconds": {"read and normalise": 30.0, "align forward": 180.0, "align reverse": 170.0, "symmetrise": 20.0},
+        },
+    )
+    eflomal_aer = {"forward": 0.098, "reverse": 0.079, "intersect": 0.078, "union": 0.098, "grow-diag-final-and": 0.093}
+    for name, value in eflomal_aer.items():
+        write(align / f"eflomal.{name}" / "aer.json", scores({f"eflomal {name}": (0.9, 0.9, value)}))
+    write(
+        align / "rnnsearch.en-fr" / "aer.json",
+        scores(
+            {
+                "argmax": (0.5, 0.4, 0.47),
+                "threshold 0.3": (0.55, 0.45, 0.45),
+                "diagonal": (0.45, 0.32, 0.59),
+                "argmax grow-diag-final-and": (0.6, 0.5, 0.41),
+            }
+        ),
+    )
+    write(align / "rnnsearch.fr-en" / "aer.json", scores({"argmax": (0.53, 0.41, 0.51), "diagonal": (0.45, 0.32, 0.59)}))
+    (align / "rnnsearch.en-fr" / "aer.md").write_text("# table\n")
+    write(
+        align / "align_load.test.json",
+        {
+            "environment": {"device": "AMD EPYC, 2 cores", "threads": "1", "torch": "2.13.0+cpu", "date": "2026-12-05 03:40 UTC"},
+            "command": "python scripts/align_load.py ...",
+            "directions": "both, symmetrised (grow-diag-final-and)",
+            "rows": [{"pairs": 3000, "seconds": 61.5, "peak_mb": 800.0, "pairs_per_second": 48.8}],
+        },
+    )
+    return align
+
+
+def test_alignment_page_reads_the_aligners_reports_and_says_what_holds(tmp_path):
+    work, out = tmp_path / "work", tmp_path / "out"
+    align_reports(work)
+    out.mkdir()
+    (out / "README.md").write_text(PUBLISHED)
+    run(sys.executable, "scripts/publish_results.py", "--work", str(work), "--out", str(out), "--page", "alignment")
+    page = (out / "alignment.md").read_text()
+    assert "| diagonal | diagonal | 0.450 | 0.320 | 0.590 | 100 |" in page
+    assert "| eflomal | intersect | 0.900 | 0.900 | 0.078 | 100 |" in page
+    assert "| RNNsearch En->Fr | argmax grow-diag-final-and | 0.600 | 0.500 | 0.410 | 100 |" in page
+    assert "| RNNsearch Fr->En | argmax | 0.530 | 0.410 | 0.510 | 100 |" in page
+    assert page.count("| diagonal |") == 1  # the baseline once, not once per model
+    assert (
+        "**Does not hold** (short by 0.060): RNNsearch's best links on the gold (RNNsearch En->Fr, argmax grow-diag-final-and; "
+        "chosen on these sentences) have AER 0.410 (target 0.35 or lower)."
+    ) in page
+    assert "Measured: eflomal's best links (intersect) have AER 0.078 on the same gold." in page
+    assert "**Holds**: rnnsearch-align aligns the 3,000 Hansards test pairs, both directions symmetrised, in 62 s" in page
+    assert "the 624,293 prepared training pairs with the gold's 37" in page and "6.7 min of wall time" in page
+    assert "Not run yet: stage hansards-guided." in page and "(training figures not evaluated yet)" in page
+    assert (out / "hansards.align" / "rnnsearch.en-fr" / "aer.json").exists() and (out / "hansards.align" / "align_load.test.json").exists()
+    assert (out / "README.md").read_text() == PUBLISHED.replace(
+        "[discussion.md](discussion.md).\n\n", f"[discussion.md](discussion.md).\n\n{LINK}\n\n"
+    )
+
+
+def test_guided_verdict_weighs_aer_against_eflomal_and_bleu_against_the_unguided_model(tmp_path):
+    work, out = tmp_path / "work", tmp_path / "out"
+    align = align_reports(work)
+    write(align / "rnnsearch.guided.en-fr" / "aer.json", scores({"argmax": (0.8, 0.8, 0.2), "threshold 0.3": (0.88, 0.85, 0.12)}))
+    training = {"updates": 6000, "dev_nll": 2.1, "wall_hours": 2.08}
+    system = {"sacrebleu": 22.4, "chrf": 50.0, "no_unk_sacrebleu": 30.0}
+    write(
+        work / "report" / "hansards.guided.test" / "report.json",
+        {
+            "split": "test",
+            "beam": 5,
+            "systems": {"rnnsearch_small": system, "rnnsearch_small_guided": {**system, "sacrebleu": 22.1}},
+            "training": {"rnnsearch_small": training, "rnnsearch_small_guided": training},
+        },
+    )
+    run(sys.executable, "scripts/publish_results.py", "--work", str(work), "--out", str(out), "--page", "alignment")
+    page = (out / "alignment.md").read_text()
+    assert "| rnnsearch_small_guided | 22.10 | 50.00 | 30.00 | 6000 | 2.100 | 2.08 |" in page
+    assert (
+        "**Holds**: trained with guided alignment, RNNsearch's best links (threshold 0.3) have AER 0.120, +0.042 from eflomal's best "
+        "(intersect, 0.078; target within 0.05), at +0.30 sacreBLEU lost on the Hansards test (target at most 0.5)."
+    ) in page
+    assert "| RNNsearch En->Fr guided | threshold 0.3 | 0.880 | 0.850 | 0.120 | 100 |" in page
+    assert "(En->Fr 6,000 updates in 2.08 h; En->Fr guided 6,000 updates in 2.08 h)" in page
+
+
+def test_alignment_page_without_the_stage_ends_in_one_line(tmp_path):
+    done = run(
+        sys.executable,
+        "scripts/publish_results.py",
+        "--work",
+        str(tmp_path),
+        "--out",
+        str(tmp_path / "out"),
+        "--page",
+        "alignment",
+        check=False,
+    )
+    assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1
+    assert "no report of the stages hansards-align" in done.stderr and not (tmp_path / "out").exists()

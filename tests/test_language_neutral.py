@@ -33,6 +33,7 @@ CORPUS_DEFINITIONS = {  # whole files: where each named corpus's files are and w
     # the published results (docs/results): which named corpus each stage trains in which direction
     "scripts/reproduce_results.sh",
     "scripts/publish_results.py",
+    "scripts/alignment_page.py",
     # the Hansards alignment gold's English-French sentences and the French contractions its tokenisation expands
     "scripts/statistical_alignments.py",
 }

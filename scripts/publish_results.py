@@ -5,8 +5,10 @@ heatmaps, AER), and the results block of the top README:
 
     python scripts/publish_results.py --work work/results --out docs/results [--readme README.md]
     python scripts/publish_results.py --work work/results --out docs/results --page directions
+    python scripts/publish_results.py --work work/results --out docs/results --page alignment
 
-A corpus whose stages have not run yet is left out of the page and named as pending. --page
+--page alignment writes OUT/alignment.md (scripts/alignment_page.py: the stages hansards-align and
+hansards-guided) the same way. A corpus whose stages have not run yet is left out of the page and named as pending. --page
 directions writes only directions.md and its report folders and adds its link to README.md, leaving
 the rest as published: for a WORK that holds only the stages multi30k-directions and hansards-fr-en,
 whose En->Fr Hansards report and machine are then the published ones (OUT/hansards.test, README.md's

@@ -53,8 +53,9 @@ def best(rows: list[list[Any]]) -> list[Any] | None:
     return min(rows, key=lambda row: float(row[4])) if rows else None
 
 
-def verdict(holds: bool, claim: str, short_by: float) -> str:
-    return f"**Holds**: {claim}" if holds else f"**Does not hold** (short by {short_by:.3f}): {claim}"
+def verdict(holds: bool, claim: str, short_by: str) -> str:
+    """The verdict line of a claim; ``short_by`` says by how much a claim that does not hold misses."""
+    return f"**Holds**: {claim}" if holds else f"**Does not hold** (short by {short_by}): {claim}"
 
 
 def eflomal_lines(align: Path) -> tuple[list[list[Any]], str]:
@@ -120,9 +121,8 @@ def guided_lines(work: Path, guided_best: list[Any] | None, eflomal_best: list[A
         f"{gap:+.3f} from eflomal's best ({eflomal_best[1]}, {eflomal_best[4]}; target within {GUIDED_GAP}), "
         f"at {cost:+.2f} sacreBLEU lost on the Hansards test (target at most {BLEU_COST})."
     )
-    if gap <= GUIDED_GAP and cost <= BLEU_COST:
-        return lines, [f"**Holds**: {claim}"]
-    return lines, [f"**Does not hold** (AER short by {max(gap - GUIDED_GAP, 0):.3f}, BLEU by {max(cost - BLEU_COST, 0):.2f}): {claim}"]
+    short_by = f"{max(gap - GUIDED_GAP, 0):.3f} AER, {max(cost - BLEU_COST, 0):.2f} BLEU"
+    return lines, [verdict(gap <= GUIDED_GAP and cost <= BLEU_COST, claim, short_by)]
 
 
 def models_line(work: Path) -> str:
@@ -158,7 +158,7 @@ def alignment_page(work: Path) -> list[str] | None:
                 float(row[4]) <= AER_TARGET,
                 f"RNNsearch's best links on the gold ({row[0]}, {row[1]}; chosen on these sentences) have AER {row[4]} "
                 f"(target {AER_TARGET} or lower).",
-                float(row[4]) - AER_TARGET,
+                f"{float(row[4]) - AER_TARGET:.3f}",
             )
         )
     if eflomal:
@@ -170,7 +170,7 @@ def alignment_page(work: Path) -> list[str] | None:
                 seconds <= SECONDS_TARGET,
                 f"rnnsearch-align aligns the 3,000 Hansards test pairs, both directions symmetrised, in {seconds:.0f} s on one "
                 f"thread (target under {SECONDS_TARGET} s on two cores).",
-                seconds - SECONDS_TARGET,
+                f"{seconds - SECONDS_TARGET:.0f} s",
             )
         )
     return [

@@ -13,10 +13,10 @@ Read by scripts/publish_results.py (--page alignment, and with every page); a st
 named as pending. The targets are issue 41's.
 """
 
-import json
-import shutil
 from pathlib import Path
 from typing import Any
+
+from results_cells import MISSING, chrf_cell, copy_files, read_json, score_cell, training_cells, verdict  # beside this script
 
 from rnnsearch_plugin.analysis.markdown import markdown_table
 from rnnsearch_plugin.data.textio import write_atomic
@@ -33,10 +33,6 @@ REGENERATE = (
 )
 
 
-def read_json(path: Path) -> Any:
-    return json.loads(path.read_text()) if path.exists() else None
-
-
 def aer_rows(folder: Path, aligner: str, skip: tuple[str, ...] = ()) -> list[list[Any]]:
     """One table row per link method of FOLDER/aer.json (none if absent): aligner, links (the method's
     name without the aligner's: "eflomal intersect" -> "intersect"), P, R, AER, links found."""
@@ -51,11 +47,6 @@ def aer_rows(folder: Path, aligner: str, skip: tuple[str, ...] = ()) -> list[lis
 def best(rows: list[list[Any]]) -> list[Any] | None:
     """The row of lowest AER (the first of equals), None for no rows."""
     return min(rows, key=lambda row: float(row[4])) if rows else None
-
-
-def verdict(holds: bool, claim: str, short_by: str) -> str:
-    """The verdict line of a claim; ``short_by`` says by how much a claim that does not hold misses."""
-    return f"**Holds**: {claim}" if holds else f"**Does not hold** (short by {short_by}): {claim}"
 
 
 def eflomal_lines(align: Path) -> tuple[list[list[Any]], str]:
@@ -90,11 +81,17 @@ def speed_lines(align: Path) -> tuple[list[str], float | None]:
     ], row["seconds"] if row["pairs"] >= 3000 else None
 
 
-def system_row(name: str, system: dict, training: dict | None) -> list[Any]:
+def system_row(report: dict, name: str) -> list[Any]:
     """A system's BLEU and training figures (rnnsearch-evaluate's report.json), "—" for what it lacks."""
-    scores = [f"{system[key]:.2f}" if key in system else "—" for key in ("sacrebleu", "chrf", "no_unk_sacrebleu")]
-    trained = [training["updates"], f"{training['dev_nll']:.3f}", f"{training['wall_hours']:.2f}"] if training else ["—"] * 3
-    return [name, *scores, *trained]
+    system = report["systems"][name]
+    scores = [score_cell(system.get("sacrebleu")), chrf_cell(system), score_cell(system.get("no_unk_sacrebleu"))]
+    return [name, *scores, *training_cells(report, name)]
+
+
+def lambda_of(report: dict, system: str) -> str:
+    """SYSTEM's --alignment-lambda as its training log gave it ("—" for a report without it)."""
+    value = report["training"].get(system, {}).get("alignment_lambda")
+    return MISSING if value is None else f"{value:g}"
 
 
 def guided_lines(work: Path, guided_best: list[Any] | None, eflomal_best: list[Any] | None) -> tuple[list[str], list[str]]:
@@ -102,13 +99,14 @@ def guided_lines(work: Path, guided_best: list[Any] | None, eflomal_best: list[A
     report = read_json(work / "report" / GUIDED_REPORT / "report.json")
     if report is None or guided_best is None:
         return ["Guided alignment: not run yet (stage hansards-guided)."], ["Not run yet: stage hansards-guided."]
-    systems, training = report["systems"], report["training"]
-    rows = [system_row(name, system, training.get(name)) for name, system in systems.items()]
+    systems = report["systems"]
+    rows = [system_row(report, name) for name in systems]
     lines = [
         "## Guided alignment (not the paper's): RNNsearch-50 En->Fr trained toward eflomal's links",
         "",
-        f"The Hansards {report['split']} set, beam {report['beam']}; both models with the same options, data and budget, "
-        "trained side by side, one core each (`--alignment-lambda`, docs/training.md).",
+        f"The Hansards {report['split']} set, beam {report['beam']}; both models with the same options and data, one core "
+        f"each, the guided one with `--alignment-lambda {lambda_of(report, GUIDED)}` (docs/training.md); each one's "
+        "updates and hours are in the table.",
         "",
         *markdown_table(["system", "sacreBLEU", "chrF2", "No UNK sacreBLEU", "updates", "best dev NLL", "training hours"], rows),
     ]
@@ -208,11 +206,7 @@ def publish_alignment(work: Path, out: Path) -> bool:
     if lines is None:
         return False
     for folder in FOLDERS:
-        for path in sorted((work / "report" / folder).rglob("*")):
-            if path.suffix in (".md", ".json", ".png") and path.parent.name != "translations":
-                target = out / folder / path.relative_to(work / "report" / folder)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, target)
+        copy_files(work / "report" / folder, out / folder, lambda path: path.suffix in (".md", ".json", ".png"), recursive=True)
     write_atomic(out / "alignment.md", lines)
     print(f"| wrote {out}/alignment.md")
     return True

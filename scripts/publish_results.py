@@ -21,7 +21,6 @@ from WORK/wall_times.tsv. chrF2 shows as "—" for reports written before rnnsea
 
 import argparse
 import json
-import shutil
 import statistics
 import sys
 from itertools import takewhile
@@ -31,6 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from alignment_page import publish_alignment  # noqa: E402  (scripts/alignment_page.py, beside this script)
 from best_trial import best_trial  # noqa: E402  (scripts/best_trial.py, beside this script)
+from results_cells import MISSING, chrf_cell, copy_files, load_report, score_cell, training_cells, verdict  # noqa: E402
 
 from rnnsearch_plugin.analysis import bleu  # noqa: E402
 from rnnsearch_plugin.analysis.markdown import markdown_table  # noqa: E402
@@ -51,7 +51,6 @@ DIRECTIONS_LINK = (
 )
 ALIGNMENT_LINK = "The model as an aligner, beside eflomal, and guided alignment: [alignment.md](alignment.md)."
 PAGE_LINKS = {"directions.md": DIRECTIONS_LINK, "alignment.md": ALIGNMENT_LINK}  # pages beside README.md, each linked once published
-MISSING = "—"  # a figure a report does not have (chrF before rnnsearch-evaluate wrote it)
 MULTI30K_TESTS = {"test": "test_2016_flickr", "test1": "test_2017_flickr"}
 DIRECTION_CORPORA = {"en-fr": "multi30k", "fr-en": "multi30k.fr-en"}  # multi30k-directions' WORK/CORPUS, by pair
 QUICKSTART = "quickstart"  # multi30k-directions' system: scripts/quickstart.sh's recipe
@@ -62,23 +61,17 @@ DIRECTION_FOLDERS = (
 )
 
 
-def load_report(reports: Path, name: str) -> dict | None:
-    """REPORTS/NAME/report.json (REPORTS: WORK/report, or OUT for a published one), None if absent."""
-    path = reports / name / "report.json"
-    return json.loads(path.read_text()) if path.exists() else None
-
-
 def copy_reports(work: Path, out: Path, names: tuple[str, ...] | None = None) -> None:
-    """The report folders (those in NAMES, else all) without translations and SVGs: reports, plots,
-    heatmap PNGs, AER tables."""
+    """The report folders (those in NAMES, else all), their published files only (no translations, no SVGs)."""
     for source in sorted((work / "report").iterdir()):
-        if names is not None and source.name not in names:
-            continue
-        target = out / source.name
-        target.mkdir(parents=True, exist_ok=True)
-        for path in sorted(source.iterdir()):
-            if path.name in REPORT_FILES or path.suffix == ".png" or path.name.startswith("aer."):
-                shutil.copyfile(path, target / path.name)
+        if names is None or source.name in names:
+            (out / source.name).mkdir(parents=True, exist_ok=True)
+            copy_files(source, out / source.name, published_file)
+
+
+def published_file(path: Path) -> bool:
+    """A report file the published tree keeps: reports, plots, heatmap PNGs, AER tables."""
+    return path.name in REPORT_FILES or path.suffix == ".png" or path.name.startswith("aer.")
 
 
 def options_cell(options: dict[str, Any]) -> str:
@@ -87,22 +80,9 @@ def options_cell(options: dict[str, Any]) -> str:
     return "`" + " ".join(words) + "`"
 
 
-def score_cell(value: float | None) -> str:
-    return MISSING if value is None else f"{value:.2f}"
-
-
 def sacrebleu_cell(system: dict, prefix: str = "") -> str:
     """'sacreBLEU / tokenised BLEU' of a report's system (PREFIX 'no_unk_': of its No UNK subset)."""
     return f"{score_cell(system[prefix + 'sacrebleu'])} / {score_cell(system[prefix + 'tokenised_bleu'])}"
-
-
-def chrf_cell(system: dict, prefix: str = "") -> str:
-    """chrF2 of a report's system, "—" for a report written before rnnsearch-evaluate had it."""
-    return score_cell(system.get(prefix + "chrf"))
-
-
-def verdict(holds: bool, claim: str, short_by: float | None = None) -> str:
-    return f"**Holds**: {claim}" if holds else f"**Does not hold** (short by {short_by:.2f}): {claim}"
 
 
 def corpus_pair(folder: Path) -> tuple[str, str]:
@@ -247,20 +227,20 @@ def hansards_section(work: Path, report: dict) -> tuple[list[str], list[str]]:
         verdict(
             lead >= 5,
             f"on the Hansards RNNsearch-50 leads RNNencdec-50 by {lead:+.2f} sacreBLEU, same options (target at least +5).",
-            5 - lead,
+            f"{5 - lead:.2f}",
         ),
         verdict(
             search_gap >= -1 and encdec_gap <= -3,
             f"from sources of 10-20 words to 30 or more, RNNsearch's BLEU changes by {search_gap:+.2f} (95% interval "
             f"{interval_cell(gaps[SEARCH][2])}; target at least -1.00) and RNNencdec's by {encdec_gap:+.2f} "
             f"({interval_cell(gaps[ENCDEC][2])}; target -3.00 or worse).",
-            max(-1 - search_gap, encdec_gap + 3),
+            f"{max(-1 - search_gap, encdec_gap + 3):.2f}",
         ),
         verdict(
             best_aer <= 0.45,
             f"the Hansards RNNsearch's alignments have AER {best_aer:.3f} at best against the "
             f"diagonal's {aer['diagonal']['aer']:.3f} (target 0.45 or lower).",
-            best_aer - 0.45,
+            f"{best_aer - 0.45:.2f}",
         ),
     ]
     return lines, verdicts
@@ -376,7 +356,7 @@ def multi30k_section(work: Path, reports: dict[str, dict]) -> tuple[list[str], l
                 f"and {leads[1]:+.2f} (test_2017) sacreBLEU on average, at equal wall time "
                 f"({training[SEARCH + '.seed1']['precision']} against {training[LSTM + '.seed1']['precision']}); "
                 "the standard deviations are above.",
-                -min(leads),
+                f"{-min(leads):.2f}",
             )
         )
     if f"{SEARCH}.seed1" in test["systems"] and ENCDEC in test["systems"]:
@@ -385,7 +365,7 @@ def multi30k_section(work: Path, reports: dict[str, dict]) -> tuple[list[str], l
             verdict(
                 min(leads) > 0,
                 f"with the same options RNNsearch leads RNNencdec on Multi30k by {leads[0]:+.2f} and {leads[1]:+.2f} sacreBLEU.",
-                -min(leads),
+                f"{-min(leads):.2f}",
             )
         )
     return lines, verdicts
@@ -456,12 +436,6 @@ def arrow(pair: tuple[str, str]) -> str:
 def direction(report: dict) -> str:
     """'En->Fr': the report's pair (one that names none: En->Fr)."""
     return arrow((report["source_lang"], report["target_lang"]) if "source_lang" in report else DEFAULT_PAIR)
-
-
-def training_cells(report: dict, system: str = SEARCH) -> list[Any]:
-    """Updates, best dev NLL and training hours of SYSTEM in REPORT ("—" where it had no training log)."""
-    training = report["training"].get(system)
-    return [training["updates"], f"{training['dev_nll']:.3f}", f"{training['wall_hours']:.2f}"] if training else [MISSING] * 3
 
 
 def machine_cell(machines: dict[str, list[str]], stage: str) -> str:
@@ -568,7 +542,7 @@ def hansards_directions(work: Path, out: Path, machines: dict[str, list[str]]) -
                 system["no_unk_sentences"],
                 score_cell(system["no_unk_sacrebleu"]),
                 chrf_cell(system, "no_unk_"),
-                *training_cells(report),
+                *training_cells(report, SEARCH),
                 machine_cell(machines, stage),
             ]
         )

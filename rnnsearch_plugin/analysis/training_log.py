@@ -15,6 +15,7 @@ from ..speed import precision
 FIELD = re.compile(r"(?:^|\| )(\w+) ([^|]+?)(?= \||$)")
 INNER_FIELD = re.compile(r"(\w+)=([^,\s]+)")  # fairseq's per-interval lines: 'loss=6.8, ups=1.2, num_updates=60, wall=50'
 DEVICE = re.compile(r"rank\s+\d+: capabilities = .*name = (.+?)\s*$")
+ALIGNMENT_LAMBDA = re.compile(r"'alignment_lambda': ([0-9.eE+-]+)")  # in the configuration fairseq-train logs first
 
 
 def fields(line: str) -> dict[str, str]:
@@ -25,9 +26,11 @@ def fields(line: str) -> dict[str, str]:
 
 def read_training_log(path: Path) -> dict:
     """Updates, epochs, wall-clock hours, device, precision, and the last training and best
-    development negative log-likelihood (nats) of one fairseq-train log. The precision is the one
+    development negative log-likelihood (nats) of one fairseq-train log, and guided alignment's
+    weight (--alignment-lambda, 0 when off). The precision is the one
     the model summary names: a checkpoint reloaded for evaluation runs in float32 unless asked."""
     train, valid, devices, sentence_avg, bfloat16 = [], [], [], False, False
+    alignment_lambda: float | None = None
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         if "valid on '" in line and "| loss " in line:
             valid.append(fields(line))
@@ -39,6 +42,8 @@ def read_training_log(path: Path) -> dict:
             sentence_avg = True
         elif precision.SUMMARY in line:  # our models in bfloat16 (RNNSearchModel.extra_repr)
             bfloat16 = True
+        if alignment_lambda is None and (match := ALIGNMENT_LAMBDA.search(line)):
+            alignment_lambda = float(match[1])
     if not train:
         raise ValueError(f"{path} has no end-of-epoch training summary: is it the log of a fairseq-train run that finished an epoch?")
     last = train[-1]
@@ -49,8 +54,9 @@ def read_training_log(path: Path) -> dict:
         "device": devices[0] if devices else "cpu",
         "unit": "nats per sentence" if sentence_avg else "nats per target token",
         "precision": "bfloat16 (--amp)" if bfloat16 else "float32",
-        "train_nll": float(last["loss"]) * math.log(2),
+        "train_nll": float(last.get("nll_loss", last["loss"])) * math.log(2),  # a guided run's loss adds its alignment term
         "dev_nll": min(float(v["loss"]) for v in valid) * math.log(2) if valid else None,
+        "alignment_lambda": alignment_lambda or 0.0,  # guided alignment's weight (0: the paper's loss)
     }
 
 

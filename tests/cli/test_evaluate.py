@@ -80,6 +80,19 @@ def test_training_statistics_come_from_the_log(evaluation, checkpoint):
     assert statistics["precision"] == "float32"
 
 
+def test_train_nll_leaves_out_what_a_guided_runs_loss_adds(checkpoint, tmp_path):
+    """A run with --alignment-lambda logs its weight with its configuration, and its total loss with
+    nll_loss beside it: train_nll is the latter (here the fixture's own loss, moved to nll_loss
+    under a larger total)."""
+    log = (checkpoint.parent / "train.log").read_text().splitlines()
+    guided = [line.replace("| loss ", "| loss 9.999 | nll_loss ", 1) if "| train_wall " in line else line for line in log]
+    (tmp_path / "train.log").write_text("\n".join(["{'_name': 'chunked_cross_entropy', 'alignment_lambda': 2.0}", *guided]) + "\n")
+    plain, statistics = read_training_log(checkpoint.parent / "train.log"), read_training_log(tmp_path / "train.log")
+    assert statistics["train_nll"] == pytest.approx(plain["train_nll"])
+    assert plain["train_nll"] != pytest.approx(9.999 * math.log(2))
+    assert (plain["alignment_lambda"], statistics["alignment_lambda"]) == (0.0, 2.0)
+
+
 def test_training_precision_is_the_one_the_model_summary_names(checkpoint, tmp_path):
     """fairseq-train --amp logs the model summary with RNNSearchModel.extra_repr's bfloat16 line
     (tests/speed/test_precision.py checks its text in a real run)."""

@@ -106,12 +106,13 @@ def test_guided_verdict_weighs_aer_against_eflomal_and_bleu_against_the_unguided
             "split": "test",
             "beam": 5,
             "systems": {"rnnsearch_small": system, "rnnsearch_small_guided": {**system, "sacrebleu": 22.1}},
-            "training": {"rnnsearch_small": training, "rnnsearch_small_guided": training},
+            "training": {"rnnsearch_small": training, "rnnsearch_small_guided": {**training, "alignment_lambda": 2.0}},
         },
     )
     run(sys.executable, "scripts/publish_results.py", "--work", str(work), "--out", str(out), "--page", "alignment")
     page = (out / "alignment.md").read_text()
     assert "| rnnsearch_small_guided | 22.10 | 50.00 | 30.00 | 6000 | 2.100 | 2.08 |" in page
+    assert "the guided one with `--alignment-lambda 2` (docs/training.md)" in page
     assert (
         "**Holds**: trained with guided alignment, RNNsearch's best links (threshold 0.3) have AER 0.120, +0.042 from eflomal's best "
         "(intersect, 0.078; target within 0.05), at +0.30 sacreBLEU lost on the Hansards test (target at most 0.5)."

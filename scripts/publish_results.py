@@ -15,8 +15,9 @@ whose En->Fr Hansards report and machine are then the published ones (OUT/hansar
 machine table). The
 options of each system are read from its checkpoint, its training figures and precision from its
 training log (both in report.json, written by rnnsearch-evaluate); the pair of each corpus from its
-prepared folder; the processor of each stage from WORK/machines.tsv; the wall time of every command
-from WORK/wall_times.tsv. chrF2 shows as "—" for reports written before rnnsearch-evaluate had it.
+prepared folder; the processor of each stage from WORK/machines.tsv, else from what OUT published
+(its README.md's machine table, and OUT/machines.tsv, which every run writes); the wall time of
+every command from WORK/wall_times.tsv. chrF2 shows as "—" for reports written before rnnsearch-evaluate had it.
 """
 
 import argparse
@@ -53,6 +54,7 @@ ALIGNMENT_LINK = "The model as an aligner, beside eflomal, and guided alignment:
 PAGE_LINKS = {"directions.md": DIRECTIONS_LINK, "alignment.md": ALIGNMENT_LINK}  # pages beside README.md, each linked once published
 MULTI30K_TESTS = {"test": "test_2016_flickr", "test1": "test_2017_flickr"}
 DIRECTION_CORPORA = {"en-fr": "multi30k", "fr-en": "multi30k.fr-en"}  # multi30k-directions' WORK/CORPUS, by pair
+MACHINES = "machines.tsv"  # WORK's: a line per stage run; OUT's: the processor of each published stage
 QUICKSTART = "quickstart"  # multi30k-directions' system: scripts/quickstart.sh's recipe
 DIRECTION_FOLDERS = (
     *(f"directions.{corpus}.{split}" for corpus in DIRECTION_CORPORA.values() for split in MULTI30K_TESTS),
@@ -380,19 +382,30 @@ def wall_rows(work: Path) -> list[list[Any]]:
     return [[program, output.replace(str(work), "WORK"), f"{int(seconds) / 60:.1f}"] for (program, output), seconds in latest.items()]
 
 
-def latest_machines(work: Path) -> dict[str, list[str]]:
-    """Each stage's latest run in WORK/machines.tsv: stage -> [stage, processor, flags]."""
-    path = work / "machines.tsv"
+def read_machines(path: Path) -> dict[str, list[str]]:
+    """A machines.tsv's stages, the latest row of each: stage -> [stage, processor, flags]."""
     return {row[0]: row for row in (line.split("\t") for line in (read_lines(path) if path.exists() else []))}
 
 
+def latest_machines(work: Path) -> dict[str, list[str]]:
+    """Each stage's latest run in WORK/machines.tsv (reproduce_results.sh's, a line per stage run)."""
+    return read_machines(work / MACHINES)
+
+
 def published_machines(out: Path) -> dict[str, list[str]]:
-    """The machine table of the published OUT/README.md (``page``'s): stage -> [stage, processor, flags]."""
+    """The processors of what OUT publishes: its README.md's machine table (``page``'s), then
+    OUT/machines.tsv (``record_machines``'s) over it."""
     path, header = out / "README.md", markdown_table(["stage", "processor", "flags"], [])
     lines = path.read_text().splitlines() if path.exists() else []
     starts = [i + len(header) for i in range(len(lines)) if lines[i : i + len(header)] == header]
     rows = [] if not starts else takewhile(lambda line: line.startswith("| "), lines[starts[0] :])
-    return {cells[0]: cells for cells in (row[2:-2].split(" | ") for row in rows)}
+    return {cells[0]: cells for cells in (row[2:-2].split(" | ") for row in rows)} | read_machines(out / MACHINES)
+
+
+def record_machines(work: Path, out: Path) -> None:
+    """OUT/machines.tsv: the published processors, WORK's latest over them, so that a page
+    regenerated from a WORK that lacks a stage's run keeps the processor it published."""
+    write_atomic(out / MACHINES, ["\t".join(row) for row in (published_machines(out) | latest_machines(work)).values()])
 
 
 def page(
@@ -720,6 +733,7 @@ def main() -> None:
             sys.exit(f"publish_results.py: error: no report of the stages {stages} in {args.work}/report: run them first")
         if (args.out / "README.md").exists():
             write_atomic(args.out / "README.md", with_links(read_lines(args.out / "README.md"), page_links(args.out)))
+        record_machines(args.work, args.out)
         return
     hansards_report = load_report(args.work / "report", "hansards.test")
     loaded = {split: load_report(args.work / "report", f"multi30k.{split}") for split in MULTI30K_TESTS}
@@ -746,6 +760,7 @@ def main() -> None:
     copy_reports(args.work, args.out)
     for publish, _ in PAGES.values():
         publish(args.work, args.out)
+    record_machines(args.work, args.out)
     write_atomic(args.out / "README.md", page(args.work, hansards, multi30k, verdicts, page_links(args.out)))
     print(f"| wrote {args.out}/README.md")
     if readme is not None:

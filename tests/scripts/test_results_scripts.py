@@ -266,6 +266,9 @@ def test_directions_page_from_the_new_stages_alone_keeps_the_published_page(eval
         assert (out / copied).stat().st_size > 0
     assert not (out / "directions.multi30k.fr-en.test1" / "translations").exists()
     assert sorted(path.name for path in (out / "hansards.test").iterdir()) == ["report.json"]  # the published one, untouched
+    (work / "machines.tsv").write_text("hansards-fr-en\tAMD EPYC 7B13\tavx2\n")  # a WORK without the Multi30k stage's machine
+    run(*publish, "--page", "directions")
+    assert (out / "directions.md").read_text() == page  # its processor read back from what was published
 
 
 def test_results_scripts_refuse_unknown_stages_and_missing_reports(tmp_path):

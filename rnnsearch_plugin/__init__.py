@@ -10,8 +10,8 @@ sentences at batching time, let fairseq checkpoints load with weights-only unpic
 a half-written copy replace a good checkpoint, make fairseq-interactive serve every line it is
 given, give an empty source the empty translation, let torchrun start data-parallel training on
 CPUs, make fairseq's commands report user mistakes in one line and log each ``--log-file`` line
-once, without hydra's version_base warning or the two warnings about fairseq's code on a CPU,
-make ``--amp`` on a CPU stop on a non-finite gradient, and let ``--bf16`` train without a TPU. A
+once, at INFO, without hydra's warnings about fairseq's configuration calls or the two warnings
+about fairseq's code on a CPU, make ``--amp`` on a CPU stop on a non-finite gradient, and let ``--bf16`` train without a TPU. A
 program that drives fairseq itself (its ``Trainer``, say) installs them with
 ``rnnsearch_plugin.fairseq_fixes.install()``. The Python API: ``load`` (``hub.py``).
 

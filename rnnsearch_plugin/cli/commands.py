@@ -16,9 +16,11 @@ from typing import Callable
 
 
 def configure_logging() -> None:
+    from ..fairseq_fixes.log_output import FAIRSEQ_DATE_FORMAT, FAIRSEQ_LOG_FORMAT  # imports fairseq, which asks for DEBUG
+
     logging.basicConfig(
-        format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
-        datefmt="%Y-%m-%d %H:%M:%S",
+        format=FAIRSEQ_LOG_FORMAT,
+        datefmt=FAIRSEQ_DATE_FORMAT,
         level=os.environ.get("LOGLEVEL", "INFO").upper(),
         stream=sys.stderr,
         force=True,

@@ -9,7 +9,7 @@ repairs and when it can be deleted.
 - ``interactive_input``: fairseq-interactive serves every line (invalid UTF-8, over-long lines);
 - ``empty_source``: an empty source gets the empty translation, not one the model makes up;
 - ``distributed_launch``: torchrun's data-parallel training on machines without GPUs;
-- ``log_output``: each --log-file line once, no hydra version_base warning, no pin_memory or autocast warning on a CPU;
+- ``log_output``: each --log-file line once, no hydra deprecation warning or DEBUG line, no pin_memory or autocast warning on a CPU;
 - ``bf16_device``: --bf16 trains on the GPU or CPU it is given (fairseq infers a TPU from it);
 - ``cpu_amp``: --amp on a CPU stops on a non-finite gradient;
 - ``patching``: ``wrap_once``, the one way a repair replaces a fairseq function, and ``ignore_warnings``.
@@ -65,3 +65,4 @@ def install_in_a_command() -> None:
     is imported before they load ``--user-dir``; a program that imports the plugin does not import it."""
     if "fairseq_cli" in sys.modules:
         install()
+        log_output.restore_command_logging()

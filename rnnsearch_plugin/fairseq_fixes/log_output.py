@@ -23,10 +23,24 @@
   those two messages, each with its category and the module it comes from (torch's data loader,
   fairseq's code), after the user's own filters, as for hydra's. Delete each once fairseq pins
   memory only on an accelerator, and calls ``torch.amp.autocast``.
+- fairseq composes its configuration through hydra's deprecated API (``hydra.experimental``'s
+  ``initialize`` and ``compose``, ``strict=``, ``# @package _group_`` headers, a schema matched by
+  name): five more deprecation warnings, 17 lines before every command's first line of output.
+  ``install`` ignores exactly those messages, as above. Delete once fairseq uses ``hydra.compose``.
+- fairseq-fixed 0.12.3.1's ``models/wav2vec/wav2vec2_classification.py`` calls
+  ``logging.basicConfig(level=logging.DEBUG)`` when ``fairseq.models`` is imported, which every
+  command that imports fairseq before configuring its own logging does (fairseq-interactive,
+  -generate, -eval-lm, -validate): their own ``basicConfig`` is then a no-op, and the whole process
+  logs at DEBUG (hydra's ``Setting JobRuntime`` lines among them) in the default format, to stderr.
+  ``install_in_a_command`` finds the root logger exactly as that call leaves it (its one handler, the
+  default format, DEBUG) and gives it the level and format the command asked for
+  (``restore_command_logging``); the log stays on stderr, where the translations are not.
+  Delete once fairseq's models configure no logging.
 """
 
 import functools
 import logging
+import os
 from typing import Any, Callable
 
 from fairseq.logging import progress_bar as progress_bars
@@ -38,6 +52,15 @@ FAIRSEQ_CPU_WARNINGS: tuple[KnownWarning, ...] = (
     (r"'pin_memory' argument is set as true but no accelerator is found", UserWarning, r"torch\.utils\.data\."),
     (r"`torch\.cuda\.amp\.autocast\(args\.\.\.\)` is deprecated", FutureWarning, r"fairseq\."),
 )
+HYDRA_DEPRECATIONS: tuple[KnownWarning, ...] = (
+    (r"hydra\.experimental\.initialize\(\) is no longer experimental", UserWarning, r"hydra\."),
+    (r"hydra\.experimental\.compose\(\) is no longer experimental", UserWarning, r"hydra\."),
+    (r"In '\w+': Usage of deprecated keyword in package header '# @package _group_'", UserWarning, r"hydra\."),
+    # attributed to whichever frame started the command (the console script, ``sys``): matched by message alone
+    (r"\s*'\w+' is validated against ConfigStore schema with the same name", UserWarning, r""),
+    (r"\s*The strict flag in the compose API is deprecated", UserWarning, r"hydra\."),
+)
+FAIRSEQ_LOG_FORMAT, FAIRSEQ_DATE_FORMAT = "%(asctime)s | %(levelname)s | %(name)s | %(message)s", "%Y-%m-%d %H:%M:%S"
 
 
 def drop_repeated_file_handlers(logger: logging.Logger) -> None:
@@ -63,7 +86,29 @@ def logging_each_line_once(progress_bar: Callable[..., Any]) -> Callable[..., An
     return progress_bar_with_one_file_handler
 
 
+def configured_by_wav2vec2_classification(root: logging.Logger) -> bool:
+    """Whether ``root`` is as ``logging.basicConfig(level=logging.DEBUG)`` left it, and nothing since."""
+    handlers = root.handlers
+    return (
+        root.level == logging.DEBUG
+        and len(handlers) == 1
+        and type(handlers[0]) is logging.StreamHandler
+        and handlers[0].formatter is not None
+        and handlers[0].formatter._fmt == logging.BASIC_FORMAT
+    )
+
+
+def restore_command_logging() -> None:
+    """Log at the level and in the format fairseq's commands ask for ($LOGLEVEL, else INFO), where
+    wav2vec2_classification's configuration made them no-ops; the stream (stderr) stays."""
+    root = logging.getLogger()
+    if configured_by_wav2vec2_classification(root):
+        root.handlers[0].setFormatter(logging.Formatter(FAIRSEQ_LOG_FORMAT, FAIRSEQ_DATE_FORMAT))
+        root.setLevel(os.environ.get("LOGLEVEL", "INFO").upper())
+
+
 def install() -> None:
-    """Wrap ``progress_bar.progress_bar``; ignore hydra's version_base warning and the two CPU ones."""
+    """Wrap ``progress_bar.progress_bar``; ignore hydra's version_base warning, its deprecations that
+    fairseq's configuration calls raise, and the two CPU ones."""
     wrap_once(progress_bars, "progress_bar", logging_each_line_once)
-    ignore_warnings((VERSION_BASE_WARNING, *FAIRSEQ_CPU_WARNINGS))
+    ignore_warnings((VERSION_BASE_WARNING, *HYDRA_DEPRECATIONS, *FAIRSEQ_CPU_WARNINGS))

@@ -51,6 +51,16 @@ def test_crafted_checkpoint_is_refused_by_generate_and_interactive(multi30k, che
     assert not marker.exists()
 
 
+def test_fairseq_alone_with_weights_only_turned_off_runs_the_payload(multi30k, crafted, monkeypatch):
+    """The risk docs/behaviour.md names: without ``--user-dir rnnsearch_plugin`` no repair is installed,
+    and fairseq's own loading, with torch's weights-only default turned off by the environment, unpickles
+    the payload. When this fails, fairseq loads weights-only by itself: update that paragraph."""
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    path, marker = crafted
+    run("fairseq-generate", str(multi30k / "bin"), "-s", "en", "-t", "fr", "--path", str(path), "--gen-subset", "test", check=False)
+    assert marker.exists()
+
+
 def test_crafted_checkpoint_is_refused_by_the_python_api_and_averaging(multi30k, crafted, checkpoint, tmp_path, monkeypatch):
     """Even with torch's weights-only default turned off by the environment."""
     from rnnsearch_plugin import RNNSearchModel

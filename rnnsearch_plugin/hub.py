@@ -11,27 +11,43 @@
 
 ``load`` reads the data folder's ``../manifest.json`` (written by ``scripts/prepare_data.py``)
 to set the tokeniser and subword model the data was prepared with, and refuses a checkpoint
-whose language pair is not the data's (a Fr->En model given En->Fr data) in one line. fairseq's own hub
+whose language pair is not the data's (a Fr->En model given En->Fr data) in one line. A data folder
+is shared like a checkpoint, so its manifest is read as data: only the pair, a tokeniser and a
+subword scheme the plugin writes, and the scheme's model, a file inside the prepared folder;
+anything else (a ``--user-dir``, whose code fairseq would import) is refused in one line. A
+checkpoint trained without ``-s``/``-t`` names no pair: it gets the data folder's, as fairseq's
+translation task infers it. fairseq's own hub
 interface scores only language models and returns no usable soft alignment (fairseq issues
-1880, 1882); ``score`` and ``align`` here force-decode a given target through the model.
+1880, 1882); ``score`` and ``align`` here force-decode a given target through the model. Every
+method checks its arguments as rnnsearch-serve checks a request's (``arguments.py``): a
+TypeError or ValueError in one line naming the argument; where it takes a list of sentences it
+also takes one string (one result), and ``score`` and ``align_corpus`` refuse sides of
+different lengths rather than drop the pairs left over.
 """
 
 import json
-from collections.abc import Iterable, Iterator
+import os
+import re
+from collections import deque
+from collections.abc import Iterable, Iterator, Sized
+from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import chain, zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 import torch
 from fairseq import hub_utils
-from fairseq.data import LanguagePairDataset
+from fairseq.data import LanguagePairDataset, data_utils
 from fairseq.hub_utils import GeneratorHubInterface
 
-from . import fairseq_fixes
+from . import arguments, fairseq_fixes
+from .arguments import shown
 from .data.schemes import BPE, SPM, WORD
 from .fairseq_fixes.alignment_options import returning_attention
 from .fairseq_fixes.checkpoint_safety import RefusedCheckpointError
+from .fairseq_fixes.cli_errors import UserInputError
 from .fairseq_fixes.empty_source import empty_rows
 from .fairseq_fixes.interactive_input import source_limit, warn_truncated
 
@@ -59,39 +75,113 @@ def options_to_kwargs(options: list[str]) -> dict[str, str]:
 USER_ERRORS = (ValueError, OSError, RefusedCheckpointError)
 
 
+MANIFEST = "manifest.json"  # beside the binarized folder, in the folder prepare_data.py made
+LANGUAGE = re.compile(r"\w+")  # a language code, as fairseq's file names hold it ({split}.{src}-{tgt}...)
+# What a manifest's detokenise_options may set (data/schemes.py's generate_options write them): the
+# tokeniser, the subword scheme, and the option naming the scheme's model, a file inside the folder.
+SUBWORD_MODELS = {"sentencepiece": "--sentencepiece-model", "subword_nmt": "--bpe-codes"}
+CHOICES = {"--tokenizer": ("moses",), "--bpe": tuple(SUBWORD_MODELS)}
+
+
+def read_manifest(data: Path) -> dict[str, Any]:
+    """The manifest of the binarized folder ``data`` (``data/../manifest.json``; {} without one)."""
+    path = data.parent / MANIFEST
+    if not path.exists():
+        return {}
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UserInputError(f"{path} is not a manifest ({error}): prepare the data again (scripts/prepare_data.py)") from None
+    if not isinstance(recorded, dict):
+        raise UserInputError(f"{path} is not a manifest (a JSON object): prepare the data again (scripts/prepare_data.py)")
+    return recorded
+
+
 def data_pair(data: Path) -> Optional[tuple[str, str]]:
     """The (source, target) languages of a fairseq-binarized folder: its manifest's, else the one
     pair its files are named for (``{split}.{src}-{tgt}.{lang}.idx``); None when that says nothing."""
-    manifest = data.parent / "manifest.json"
-    if manifest.exists():
-        recorded = json.loads(manifest.read_text())
-        if "source_lang" in recorded:
-            return recorded["source_lang"], recorded["target_lang"]
+    recorded = read_manifest(data)
+    if "source_lang" in recorded or "target_lang" in recorded:
+        pair = recorded.get("source_lang"), recorded.get("target_lang")
+        if not all(isinstance(lang, str) and LANGUAGE.fullmatch(lang) for lang in pair):
+            raise UserInputError(
+                f"{data.parent / MANIFEST}: source_lang and target_lang must be language codes (letters, digits, _), "
+                f"not {shown(pair[0])} and {shown(pair[1])}"
+            )
+        return pair  # type: ignore[return-value]
     pairs = {tuple(path.name.split(".")[1].split("-")) for path in data.glob("*.*-*.*.idx")}
     return next(iter(pairs)) if len(pairs) == 1 else None  # type: ignore[return-value]
 
 
-def check_pair(checkpoint: Path, data: Path, model: "RNNSearchHubInterface") -> None:
-    """ValueError in one line when the checkpoint translates another pair than the data holds."""
-    task, held = model.cfg.task, data_pair(data)
+def subword_options(data: Path) -> dict[str, str]:
+    """from_pretrained's tokeniser and subword model, from the manifest's detokenise_options: only
+    the options and values the plugin writes there, the model a file inside the prepared folder
+    (named relative to it, or by an absolute path into it); UserInputError for anything else."""
+    path, prepared = data.parent / MANIFEST, data.parent
+    options = read_manifest(data).get("detokenise_options", [])
+    if not isinstance(options, list) or len(options) % 2 or not all(isinstance(option, str) for option in options):
+        raise UserInputError(f"{path}: detokenise_options must be a list of option names and their values, not {shown(options)}")
+    given = dict(zip(options[::2], options[1::2]))
+    model_option = SUBWORD_MODELS.get(given.get("--bpe", ""))  # the option naming the scheme's model
+    known = [*CHOICES, *([model_option] if model_option else [])]
+    for name, value in given.items():
+        if name not in known:
+            raise UserInputError(
+                f"{path}: detokenise_options holds {shown(name)}, which a data folder may not set (only "
+                f"{', '.join(known)}): remove it, or prepare the data again (scripts/prepare_data.py)"
+            )
+        if name in CHOICES and value not in CHOICES[name]:
+            raise UserInputError(f"{path}: detokenise_options' {name} is {shown(value)}, not one of {', '.join(CHOICES[name])}")
+    if model_option is not None:
+        given[model_option] = str(inside(prepared, given.get(model_option), f"{path}: detokenise_options' {model_option}"))
+    return options_to_kwargs(list(chain.from_iterable(given.items())))
+
+
+def inside(folder: Path, name: Optional[str], what: str) -> Path:
+    """The file ``name`` (relative to ``folder``, or absolute) names, which must lie inside ``folder``:
+    a manifest names no file elsewhere, which fairseq would read."""
+    if name is None:
+        raise UserInputError(f"{what} is missing: prepare the data again (scripts/prepare_data.py)")
+    path = (folder / name).resolve()
+    if not path.is_relative_to(folder.resolve()):
+        raise UserInputError(
+            f"{what} {name} lies outside the prepared folder {folder}: name a file inside it, relative to "
+            "the folder (scripts/prepare_data.py writes it so)"
+        )
+    if not path.is_file():
+        raise UserInputError(f"{what} {name}: no such file in {folder}")
+    return path
+
+
+def check_pair(checkpoint: Path, data: Path, held: Optional[tuple[str, str]], model: "RNNSearchHubInterface") -> None:
+    """ValueError in one line when the checkpoint translates another pair than the data holds (``held``)."""
+    task = model.cfg.task
     if held is not None and (task.source_lang, task.target_lang) != held:
-        raise ValueError(
+        raise UserInputError(
             f"{checkpoint} translates {task.source_lang}->{task.target_lang}, but {data} holds "
             f"{held[0]}->{held[1]} data: give it data prepared {task.source_lang}->{task.target_lang} "
             f"(scripts/prepare_data.py ... -s {task.source_lang} -t {task.target_lang})"
         )
 
 
+def existing(value: Any, name: str, folder: bool) -> Path:
+    """``value``, the path of a file (of a ``folder``), resolved; TypeError or FileNotFoundError naming ``name``."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path, got {shown(value)}")
+    path = Path(value).resolve()
+    if not (path.is_dir() if folder else path.is_file()):
+        raise FileNotFoundError(f"{name} {path}: no such {'folder' if folder else 'file'}")
+    return path
+
+
 def load(checkpoint: Union[str, Path], data: Union[str, Path], **overrides: Any) -> "RNNSearchHubInterface":
     """A trained model, its dictionaries (from ``data``, the fairseq-binarized folder) and,
-    when ``data/../manifest.json`` exists, its tokeniser and subword model; ValueError when the
-    model's language pair is not the data's."""
-    checkpoint, data = Path(checkpoint).resolve(), Path(data).resolve()
-    manifest = data.parent / "manifest.json"
-    kwargs = options_to_kwargs(json.loads(manifest.read_text()).get("detokenise_options", [])) if manifest.exists() else {}
-    kwargs.update(overrides)
+    when ``data/../manifest.json`` exists, its tokeniser and subword model (``subword_options``);
+    ValueError when the model's language pair is not the data's."""
+    checkpoint, data = existing(checkpoint, "checkpoint", folder=False), existing(data, "data", folder=True)
+    held, kwargs = data_pair(data), {**subword_options(data), **overrides}  # the whole manifest checked before anything loads
     model = from_pretrained(str(checkpoint.parent), checkpoint.name, str(data), **kwargs)
-    check_pair(checkpoint, data, model)
+    check_pair(checkpoint, data, held, model)
     return model
 
 
@@ -109,8 +199,72 @@ def from_pretrained(
     ``speed/precision.py``), whatever the checkpoint was trained with."""
     fairseq_fixes.install()
     kwargs.setdefault("amp", False)
-    loaded = hub_utils.from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path, archive_map=archive_map, **kwargs)
-    return RNNSearchHubInterface(loaded["args"], loaded["task"], loaded["models"])
+    with inferring_pair():
+        loaded = hub_utils.from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path, archive_map=archive_map, **kwargs)
+    cfg, task = loaded["args"], loaded["task"]
+    if cfg.task.source_lang is None or cfg.task.target_lang is None:  # the task inferred it, into its own copy of cfg.task
+        cfg.task.source_lang, cfg.task.target_lang = task.cfg.source_lang, task.cfg.target_lang  # before the tokeniser reads it
+    return RNNSearchHubInterface(cfg, task, loaded["models"])
+
+
+def inferred_pair(data: str) -> list[str]:
+    """The pair of a checkpoint that names none (trained without ``-s``/``-t``), in place of fairseq's
+    ``data_utils.infer_language_pair``, which takes the first pair among the data folder's file names:
+    the folder's pair (``data_pair``: its manifest's, or the one pair of those names); UserInputError
+    where the folder holds several, or none."""
+    held = data_pair(Path(data))
+    if held is None:
+        raise UserInputError(
+            f"the checkpoint names no language pair (trained without -s/-t), and {data} holds several pairs, or none: "
+            "give it the folder of the one pair it was trained on"
+        )
+    return list(held)
+
+
+@contextmanager
+def inferring_pair() -> Iterator[None]:
+    """fairseq's translation task infers a checkpoint's missing pair with ``inferred_pair`` while a model loads."""
+    fairseq_inference = data_utils.infer_language_pair
+    data_utils.infer_language_pair = inferred_pair
+    try:
+        yield
+    finally:
+        data_utils.infer_language_pair = fairseq_inference
+
+
+def checked_lines(value: Any, name: str) -> Iterator[str]:
+    """The sentences of ``value`` (a list or any iterable of strings), each checked as it is read
+    (``arguments.text``: a string, valid Unicode); TypeError when ``value`` is no such thing."""
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be a string or a list of strings, got {shown(value)}")
+    return (arguments.text(line, f"{name}[{index}]") for index, line in enumerate(value))
+
+
+ENDED = object()  # what zip_longest gives for the side that ended first
+
+
+def paired(sources: Any, targets: Any) -> tuple[Iterator[str], Iterator[str], bool]:
+    """``sources`` and ``targets`` read a pair at a time, as ``zip`` reads them, each sentence
+    checked, and whether they were one pair of strings. ValueError where one side ends before the
+    other, which zip would hide by dropping the rest of the longer one (before any work where both
+    have a length); TypeError for a string given with a list."""
+    if isinstance(sources, str) != isinstance(targets, str):
+        raise TypeError("sources and targets must both be strings (one pair) or both lists of strings (one target per source)")
+    single = isinstance(sources, str)
+    sources, targets = ([sources], [targets]) if single else (sources, targets)
+    if isinstance(sources, Sized) and isinstance(targets, Sized) and len(sources) != len(targets):
+        raise ValueError(f"sources has {len(sources)} sentences and targets {len(targets)}: give one target per source")
+    lines, waiting = zip_longest(checked_lines(sources, "sources"), checked_lines(targets, "targets"), fillvalue=ENDED), deque()
+
+    def source_side() -> Iterator[str]:
+        for count, (source, target) in enumerate(lines):
+            if ENDED in (source, target):
+                shorter, longer = ("targets", "sources") if target is ENDED else ("sources", "targets")
+                raise ValueError(f"{shorter} ended after {count} sentences, but {longer} goes on: give one target per source")
+            waiting.append(target)
+            yield source
+
+    return source_side(), iter(waiting.popleft, ENDED), single
 
 
 class RNNSearchHubInterface(GeneratorHubInterface):
@@ -122,16 +276,26 @@ class RNNSearchHubInterface(GeneratorHubInterface):
     (score 0, no alignment: ``fairseq_fixes/empty_source.py``); ``score`` and ``align`` of a
     given target still ask the model."""
 
-    def generate(self, tokenized_sentences: Any, *args: Any, **kwargs: Any) -> Any:
-        """fairseq's ``generate``; ``print_alignment`` ("hard", True, or "soft") also works after
+    def sample(self, sentences: Union[str, list[str]], beam: int = 1, verbose: bool = False, **kwargs: Any) -> Any:  # type: ignore[override]
+        """fairseq's ``sample`` (``translate``'s), each sentence checked first; one string, one result."""
+        if isinstance(sentences, str):
+            return self.sample([arguments.text(sentences, "sentences")], beam, verbose, **kwargs)[0]
+        return super().sample(list(checked_lines(sentences, "sentences")), beam, verbose, **kwargs)
+
+    def generate(self, tokenized_sentences: Any, beam: int = 5, *args: Any, **kwargs: Any) -> Any:
+        """fairseq's ``generate``, its beam (and n-best, 1 to the beam) checked as rnnsearch-serve
+        checks them; ``print_alignment`` ("hard", True, or "soft") also works after
         the model was prepared for inference without it (``fairseq_fixes/alignment_options.py``)."""
+        arguments.integer(beam, "beam", 1)
+        if "nbest" in kwargs:
+            arguments.integer(kwargs["nbest"], "nbest", 1, beam)
         if kwargs.get("print_alignment") is True:
             kwargs["print_alignment"] = "hard"  # as the bare --print-alignment
         with returning_attention(self.models, kwargs.get("print_alignment")):
-            return super().generate(tokenized_sentences, *args, **kwargs)
+            return super().generate(tokenized_sentences, beam, *args, **kwargs)
 
     def encode(self, sentence: str) -> torch.LongTensor:
-        tokens = super().encode(sentence)
+        tokens = super().encode(arguments.text(sentence, "sentence"))
         limit = source_limit(self.max_positions)
         if limit is not None and len(tokens) > limit:
             warn_truncated(sentence, len(tokens), limit)
@@ -139,7 +303,7 @@ class RNNSearchHubInterface(GeneratorHubInterface):
         return tokens
 
     def encode_target(self, sentence: str) -> torch.LongTensor:
-        return self.tgt_dict.encode_line(self.apply_bpe(self.tokenize(sentence)), add_if_not_exist=False).long()
+        return self.tgt_dict.encode_line(self.apply_bpe(self.tokenize(arguments.text(sentence, "target"))), add_if_not_exist=False).long()
 
     @property
     def pair(self) -> tuple[str, str]:
@@ -205,21 +369,25 @@ class RNNSearchHubInterface(GeneratorHubInterface):
         lprobs = model.get_normalized_probs((logits, extra), log_probs=True)  # B x T x V
         return lprobs.gather(2, target.to(self.device).unsqueeze(2)).squeeze(2)
 
-    def score(self, sources: list[str], targets: list[str]) -> list[dict[str, Any]]:  # type: ignore[override]
+    def score(self, sources: Union[str, list[str]], targets: Union[str, list[str]]) -> Any:  # type: ignore[override]
         """log p(target | source) of each pair (natural log, summed over the target tokens
-        and </s>), with the per-token scores and the target's tokens."""
-        target_tokens = [self.encode_target(t) for t in targets]
-        forced = self.forced([self.encode(s) for s in sources], target_tokens)
-        return [
+        and </s>), with the per-token scores and the target's tokens; of one pair of strings, its one result."""
+        source_lines, target_lines, single = paired(sources, targets)
+        pairs = list(zip(source_lines, target_lines))
+        target_tokens = [self.encode_target(target) for _, target in pairs]
+        forced = self.forced([self.encode(source) for source, _ in pairs], target_tokens)
+        results = [
             {"score": float(scores.sum()), "positional_scores": scores, "tokens": tokens}
             for (scores, _), tokens in zip(forced, target_tokens)
         ]
+        return results[0] if single else results
 
     def align(self, source: str, target: Optional[str] = None, beam: int = 5) -> Alignment:
         """The soft alignment of ``source`` with ``target``, or with its translation by beam
         search when no target is given (Figure 3); an empty source's empty translation has none
         (a 0 x 0 alignment)."""
-        source_tokens = self.encode(source)
+        arguments.integer(beam, "beam", 1)
+        source_tokens = self.encode(arguments.text(source, "source"))
         if target is None and self.is_empty(source_tokens):
             return Alignment(np.zeros((0, 0), dtype=np.float32), [], [])  # the empty translation: nothing aligned
         if target is None:
@@ -233,8 +401,8 @@ class RNNSearchHubInterface(GeneratorHubInterface):
 
     def align_corpus(
         self,
-        sources: Iterable[str],
-        targets: Iterable[str],
+        sources: Union[str, Iterable[str]],
+        targets: Union[str, Iterable[str]],
         reverse: Optional["RNNSearchHubInterface"] = None,
         links: str = "argmax",
         threshold: float = 0.3,
@@ -243,12 +411,18 @@ class RNNSearchHubInterface(GeneratorHubInterface):
         """Word alignments of every (source, target) pair of tokenised lines, streamed in order
         (``analysis/corpus_alignment.py``): links by ``links`` ("argmax" or "threshold") and, with
         ``reverse`` (a model of the other direction), the ``symmetrisation`` of both directions
-        ("intersect", "union" or "grow-diag-final-and", the default with a reverse model)."""
+        ("intersect", "union" or "grow-diag-final-and", the default with a reverse model). One pair
+        of strings is one pair; sides of different lengths end in a ValueError (``paired``)."""
         from .analysis.corpus_alignment import LinkRule, align_corpus
 
+        if reverse is not None and not isinstance(reverse, RNNSearchHubInterface):
+            raise TypeError(f"reverse must be a model of the other direction (load), got {shown(reverse)}")
+        arguments.fraction(threshold, "threshold")
         if reverse is not None and symmetrisation is None:
             symmetrisation = "grow-diag-final-and"
-        return align_corpus(self, sources, targets, reverse, LinkRule(links, threshold, symmetrisation))
+        rule = LinkRule(links, threshold, symmetrisation)
+        source_lines, target_lines, _ = paired(sources, targets)
+        return align_corpus(self, source_lines, target_lines, reverse, rule)
 
     def is_empty(self, source_tokens: torch.Tensor) -> bool:
         """Whether an encoded source holds nothing but </s>: its translation is the empty one."""

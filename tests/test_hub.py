@@ -9,6 +9,7 @@ import torch
 from conftest import fairseq_decode, run
 from matplotlib.image import imread
 
+from rnnsearch_plugin import load
 from rnnsearch_plugin.analysis.alignment import parse_soft_alignments
 from rnnsearch_plugin.data.textio import read_lines
 
@@ -169,3 +170,59 @@ def test_api_plot_alignment_writes_figure_3_in_one_call(hub, tmp_path):
     assert alignment.weights.shape == (len(alignment.target_tokens), len(alignment.source_tokens))
     assert alignment.weights.sum(axis=1) == pytest.approx(1.0, abs=1e-5)
     assert imread(tmp_path / "dog.png").shape[2] in (3, 4)
+
+
+def test_score_and_align_corpus_lose_no_pair_to_sides_of_different_lengths(hub):
+    """A zip would drop the pairs left over without a word: refused before any work where both
+    sides have a length, and where a streamed side ends first."""
+    with pytest.raises(ValueError, match="^sources has 3 sentences and targets 1: give one target per source$"):
+        hub.align_corpus(["A .", "B .", "C ."], ["Un ."])
+    with pytest.raises(ValueError, match="^targets ended after 1 sentences, but sources goes on"):
+        list(hub.align_corpus(iter(["A .", "B ."]), iter(["Un ."])))
+    with pytest.raises(ValueError, match="^sources has 2 sentences and targets 1"):
+        hub.score(["A dog .", "A cat ."], ["Un chien ."])
+    with pytest.raises(TypeError, match="^sources and targets must both be strings"):
+        hub.score("A dog .", ["Un chien ."])
+
+
+def test_one_pair_of_strings_is_one_pair(hub):
+    """Not one sentence per character."""
+    (pair,) = hub.score(["A dog runs ."], ["Un chien court ."])
+    alone = hub.score("A dog runs .", "Un chien court .")
+    assert alone["score"] == pair["score"] and alone["tokens"].tolist() == pair["tokens"].tolist()
+    (links,) = [aligned.links for aligned in hub.align_corpus(["A dog runs ."], ["Un chien court ."])]
+    assert [aligned.links for aligned in hub.align_corpus("A dog runs .", "Un chien court .")] == [links]
+    assert hub.translate("A dog runs .", beam=2) == hub.translate(["A dog runs ."], beam=2)[0]
+
+
+@pytest.mark.parametrize("beam", [5.5, "5", True, None])
+def test_a_beam_of_the_wrong_type_gets_the_servers_message(hub, beam):
+    from rnnsearch_plugin.serve.requests import RequestError, integer
+
+    with pytest.raises(RequestError) as served:
+        integer({"beam": beam}, "beam", 5, 1, 12)
+    for call in (lambda: hub.translate(["A dog ."], beam=beam), lambda: hub.align("A dog .", beam=beam)):
+        with pytest.raises(TypeError) as refused:
+            call()
+        assert str(refused.value) == str(served.value) and str(refused.value).startswith("'beam' must be an integer, got ")
+
+
+def test_values_the_model_cannot_serve_are_refused_in_one_line(hub, multi30k, checkpoint, tmp_path):
+    for beam in (0, -1):
+        with pytest.raises(ValueError, match=rf"^'beam' is {beam}: it must be at least 1$"):
+            hub.translate(["A dog ."], beam=beam)
+    with pytest.raises(ValueError, match="^'nbest' is 3: it must be between 1 and 2$"):
+        hub.generate([hub.encode("A dog .")], beam=2, nbest=3)
+    surrogate = r" holds a lone surrogate \(\\ud800-\\udfff\): send valid Unicode$"
+    with pytest.raises(ValueError, match="^sentences" + surrogate):
+        hub.translate("A \ud800 dog")
+    with pytest.raises(ValueError, match=r"^sentences\[1\]" + surrogate):
+        hub.translate(["A dog .", "A \ud800 dog"])
+    with pytest.raises(ValueError, match=r"^targets\[0\]" + surrogate):
+        list(hub.align_corpus(["A dog ."], ["Un \udcff chien ."]))
+    with pytest.raises(TypeError, match=r"^sentences\[0\] must be a string, got 5$"):
+        hub.translate([5])
+    with pytest.raises(FileNotFoundError, match=re.escape(f"checkpoint {tmp_path / 'none.pt'}: no such file")):
+        load(tmp_path / "none.pt", multi30k / "bin")
+    with pytest.raises(FileNotFoundError, match=re.escape(f"data {tmp_path / 'bin'}: no such folder")):
+        load(checkpoint, tmp_path / "bin")

@@ -21,9 +21,9 @@ started again with the same inputs and options resumes after the last pair it wr
 import argparse
 import json
 import logging
+import os
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
@@ -31,7 +31,7 @@ import numpy as np
 
 from ..analysis.corpus_alignment import CHUNK, EXTRACTIONS, LinkRule, PairAlignment, align_corpus
 from ..analysis.links import SYMMETRISATIONS, pharaoh_line
-from ..data.textio import DataError, ResumableLines
+from ..data.textio import DataError, ResumableLines, counted, stream_lines
 from ..hub import USER_ERRORS, RNNSearchHubInterface, load
 
 logger = logging.getLogger("rnnsearch_plugin.align")
@@ -42,13 +42,6 @@ SOFT_FORMAT = (
 )
 
 
-def lines_of(path: Path) -> Iterator[str]:
-    """The lines of a UTF-8 text file, streamed, without line ends."""
-    with open(path, encoding="utf-8", newline="\n") as handle:
-        for line in handle:
-            yield line.rstrip("\n").rstrip("\r")
-
-
 def check_inputs(source: Path, target: Path) -> int:
     """The number of pairs; DataError (one line) for a missing or non-UTF-8 file, an empty line
     or different line counts."""
@@ -57,18 +50,28 @@ def check_inputs(source: Path, target: Path) -> int:
         if not path.is_file():
             raise DataError(f"{path} does not exist")
         count = 0
-        try:
-            for count, line in enumerate(lines_of(path), 1):
-                if not line.split():
-                    raise DataError(f"{path}:{count} is empty: every pair needs words on both sides; remove that line from both files")
-        except UnicodeDecodeError:
-            raise DataError(f"{path} is not valid UTF-8 after line {count}; re-encode it as UTF-8") from None
+        for count, line in enumerate(stream_lines(path), 1):
+            if not line.split():
+                raise DataError(f"{path}:{count} is empty: every pair needs words on both sides; remove that line from both files")
         counts.append(count)
     if counts[0] != counts[1]:
         raise DataError(
-            f"{source} has {counts[0]} lines and {target} has {counts[1]}: give the two sides of the same pairs, one pair a line"
+            f"{source} {counted(counts[0])} and {target} {counted(counts[1])}: give the two sides of the same pairs, one pair a line"
         )
     return counts[0]
+
+
+def check_outputs(outputs: dict[str, Optional[Path]]) -> None:
+    """DataError (one line) for an output ({option: path}) that could not be written once the work
+    is done: a folder, or a path under a file or under a folder this user may not write in."""
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        if path.is_dir():
+            raise DataError(f"{option} {path} is a folder: give the name of the file to write")
+        parent = next(folder for folder in path.absolute().parents if folder.exists())
+        if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+            raise DataError(f"{option} {path} cannot be written ({parent} is not a folder this user may write in): give another path")
 
 
 def check_model(model: RNNSearchHubInterface, checkpoint: Path) -> None:
@@ -148,6 +151,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     args = parse_args(argv)
     try:
         total = check_inputs(args.source, args.target)
+        check_outputs({"--out": args.out, "--soft": args.soft})
         model = load(args.path, args.data)
         check_model(model, args.path)
         reverse = load(args.reverse_path, args.reverse_data) if args.reverse_path else None
@@ -179,8 +183,8 @@ def write_alignments(
     total: int,
 ) -> list[int]:
     """Align the pairs after line ``done``, writing each chunk as it is done; the skipped lines."""
-    sources = (line for number, line in enumerate(lines_of(args.source)) if number >= done)
-    targets = (line for number, line in enumerate(lines_of(args.target)) if number >= done)
+    sources = (line for number, line in enumerate(stream_lines(args.source)) if number >= done)
+    targets = (line for number, line in enumerate(stream_lines(args.target)) if number >= done)
     skipped, rows, start = [], [], time.perf_counter()
     try:
         for pair in align_corpus(model, sources, targets, reverse, rule, first_line=done + 1):

@@ -6,9 +6,10 @@ Reads the detokenised hypotheses (the ``D-<id>`` lines; ``H-<id>`` with --use-h)
 back in source order and scores them against the raw reference text: sacreBLEU, tokenised for
 the target language (zh, ja-mecab, ko-mecab, else 13a; char where MeCab is missing or the language
 has no spaces), and chrF2, each with its signature. The target language is the reference file's
-extension (fairseq's PREFIX.LANG, e.g. raw/test.fr) unless --target-lang names it. It refuses to
-score unless there is exactly one hypothesis for every reference line, so a dropped or duplicated
-sentence can never pass as a lower or higher BLEU.
+extension (fairseq's PREFIX.LANG, e.g. raw/test.fr) unless --target-lang names it. A line of
+either file ends at a line feed only, as fairseq writes them and sacreBLEU reads them (a form feed
+or U+2028 is part of its line). It refuses to score unless there is exactly one hypothesis for
+every reference line, so a dropped or duplicated sentence can never pass as a lower or higher BLEU.
 """
 
 import argparse
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from ..analysis.bleu import corpus_bleu, corpus_chrf, sacrebleu_tokenizer
 from ..analysis.generate_output import ScoringError, aligned_hypotheses, read_hypotheses
-from ..data.textio import write_atomic
+from ..data.textio import DataError, read_lines, write_atomic
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -32,11 +33,11 @@ def main(argv: list[str] | None = None) -> None:
     if not target:
         parser.error(f"--reference {args.reference} has no extension naming its language: give --target-lang")
     try:
-        references = args.reference.read_text(encoding="utf-8").splitlines()
+        references = read_lines(args.reference)
         hypotheses = aligned_hypotheses(read_hypotheses(args.generate_output, "H" if args.use_h else "D"), len(references))
         bleu, signature = corpus_bleu(hypotheses, references, target)
         chrf, chrf_signature = corpus_chrf(hypotheses, references)
-    except (OSError, UnicodeDecodeError, ScoringError) as error:
+    except (OSError, DataError, ScoringError) as error:
         sys.exit(f"rnnsearch-score: error: {error}")
     note = sacrebleu_tokenizer(target)[1]
     if note:

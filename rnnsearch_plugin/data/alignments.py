@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .schemes import WORD
-from .textio import DataError, read_lines, write_atomic
+from .textio import DataError, counted, read_lines, write_atomic
 
 LINK = re.compile(r"(\d+)-(\d+)")
 
@@ -44,7 +44,7 @@ def checked_alignments(path: Path, out: Path, scheme: str, langs: tuple[str, str
     sources, targets = (read_lines(side) for side in prepared)
     if len(lines) != len(sources):
         raise DataError(
-            f"{path} has {len(lines)} lines and {prepared[0]} has {len(sources)}: align the prepared "
+            f"{path} {counted(len(lines))} and {prepared[0]} {counted(len(sources))}: align the prepared "
             f"training pairs ({prepared[0]} and {prepared[1]}), line for line"
         )
     for number, (line, source, target) in enumerate(zip(lines, sources, targets), 1):

@@ -82,7 +82,11 @@ def own_text(
             f"the training split is empty after cleaning (kept {len(pairs):,} of {len(text[langs[0]]):,} "
             f"pairs; dropped: {dict(dropped) or 'none'}): {hint}"
         )
-    for name in ("valid", "test"):
-        if not splits[name][langs[0]]:
+    given = {"valid": valid, **{f"test{index or ''}": prefix for index, prefix in enumerate(test)}}
+    for name, split in splits.items():
+        if name != "train" and not split[langs[0]]:
+            if name in given:
+                option = name.rstrip("0123456789")
+                raise DataError(f"the {name} split is empty: {given[name]} holds no pairs; give a --{option} PREFIX whose files hold some")
             raise DataError(f"the {name} split is empty: give --{name} PREFIX, or a --held-out above 0")
     return splits, dropped

@@ -177,7 +177,7 @@ def prepare(
         "vocabulary": {lang: len(Dictionary.load(str(out / "bin" / f"dict.{lang}.txt"))) for lang in langs},
         "unknown": unknown_counts(out, scheme.name, splits, langs),
         "fairseq_splits": {split: f"bin/{split}.{source}-{target}" for split in splits},
-        "detokenise_options": scheme.generate_options((out / scheme.name).resolve(), source),
+        "detokenise_options": scheme.generate_options(Path(scheme.name), source),  # files relative to OUT: a moved folder still loads
         "preprocess_command": " ".join(command),
     }
     aligned = (

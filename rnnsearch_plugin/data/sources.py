@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Optional
 
-from .textio import DataError, decode_lines, read_lines
+from .textio import DataError, counted, decode_lines, read_lines
 
 SEGMENT = re.compile(r"<seg[^>]*>(.*)</seg>")
 
@@ -146,5 +146,5 @@ def aligned(files: dict[str, list[str]], langs: list[str]) -> dict[str, list[str
     DataError naming both files and their line counts."""
     (first, a), (second, b) = files.items()
     if len(a) != len(b):
-        raise DataError(f"{first} has {len(a):,} lines but {second} has {len(b):,}: the two sides must be line-aligned")
+        raise DataError(f"{first} {counted(len(a))} but {second} {counted(len(b))}: the two sides must be line-aligned")
     return dict(zip(langs, (a, b)))

@@ -3,6 +3,7 @@
 import gzip
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -10,20 +11,44 @@ class DataError(ValueError):
     """Bad input data: reported in one line naming the file and what to do."""
 
 
+def not_utf8(where: str, line: int, error: UnicodeDecodeError, offset: int = 0) -> DataError:
+    """The error for bytes that are not UTF-8 on ``line`` (1-based) of ``where``, the line
+    starting at byte ``offset`` of the file."""
+    return DataError(f"{where} is not valid UTF-8 on line {line} ({error.reason} at byte {offset + error.start}); re-encode it as UTF-8")
+
+
 def decode_lines(raw: bytes, where: str) -> list[str]:
     """The UTF-8 lines of ``raw`` (gzip-compressed when it starts with gzip's magic number),
-    without line ends; ``where`` names the file in the error."""
+    without line ends; ``where`` names the file in the error. A line ends at a line feed only
+    (a carriage return before it is dropped), as fairseq and sacreBLEU read text: a form feed or
+    U+2028 inside a sentence leaves it one line. Empty ``raw`` has no lines."""
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
-        raise DataError(
-            f"{where} is not valid UTF-8 on line {line} ({error.reason} at byte {error.start}); re-encode it as UTF-8"
-        ) from None
-    lines = text.split("\n")
-    return [line.rstrip("\r") for line in (lines[:-1] if text.endswith("\n") else lines)]
+        raise not_utf8(where, raw[: error.start].count(b"\n") + 1, error) from None
+    lines = text.removesuffix("\n").split("\n") if text else []
+    return [line.rstrip("\r") for line in lines]
+
+
+def stream_lines(path: Path) -> Iterator[str]:
+    """The lines of a UTF-8 file as ``read_lines`` gives them, one at a time (for files too large
+    to hold); bytes that are not UTF-8 are a DataError naming the line that holds them."""
+    with open(path, "rb") as handle:
+        offset = 0
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise not_utf8(str(path), number, error, offset) from None
+            offset += len(raw)
+            yield line.removesuffix("\n").rstrip("\r")
+
+
+def counted(lines: int) -> str:
+    """How many lines a file has, in words: "is empty", "has 1 line", "has 2 lines"."""
+    return "is empty" if lines == 0 else f"has {lines:,} line{'' if lines == 1 else 's'}"
 
 
 def read_lines(path: Path) -> list[str]:

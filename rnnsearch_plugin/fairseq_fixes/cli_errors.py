@@ -5,7 +5,9 @@ as ``PROGRAM: error: MESSAGE`` and exit with status 1:
 
 - ``UserInputError``: raised by the plugin for what it can diagnose itself (a dictionary
   that does not match the checkpoint, for instance);
-- a missing file or folder (a wrong data directory, checkpoint path or dictionary);
+- a missing file or folder (a wrong data directory, checkpoint path or dictionary), fairseq's
+  "Model file not found" (a wrong --path) and its "Dataset not found" (a split the data folder
+  lacks, such as a wrong --gen-subset: the message names the splits it has);
 - a checkpoint refused by the weights-only unpickler (not plain weights: it could run code), or
   one that is damaged (truncated or corrupted, ``checkpoint_safety``);
 - the command's own checks of its options (an ``AssertionError`` raised in ``fairseq_cli``,
@@ -25,14 +27,17 @@ themselves (0.12.x prints a traceback for each).
 """
 
 import os
+import re
 import sys
 import traceback as tracebacks
+from pathlib import Path
 from types import TracebackType
 from typing import Optional
 
 from .checkpoint_safety import MISSING, DamagedCheckpointError, RefusedCheckpointError
 
 FULL_TRACEBACK = "HYDRA_FULL_ERROR"
+MISSING_SPLIT = re.compile(r"Dataset not found: (?P<split>\S+) \((?P<folder>.+)\)")  # fairseq's tasks' load_dataset
 
 
 class UserInputError(ValueError):
@@ -45,6 +50,22 @@ def raised_by_a_command(error: BaseException) -> bool:
     return bool(frames) and f"{os.sep}fairseq_cli{os.sep}" in frames[-1][0].f_code.co_filename
 
 
+def splits_in(folder: Path) -> list[str]:
+    """The splits of a fairseq-binarized folder, from its files' names (``{split}.{src}-{tgt}.{lang}.idx``)."""
+    return sorted({path.name.split(".")[0] for path in folder.glob("*.*-*.*.idx")})
+
+
+def missing_split(split: str, folder: Path) -> str:
+    """What to do about a split that ``folder`` lacks."""
+    splits = splits_in(folder)
+    if not splits:
+        return f"{folder} holds no binarized splits (SPLIT.SRC-TGT.LANG.idx): give the folder fairseq-preprocess wrote"
+    return (
+        f"{folder} holds the splits {', '.join(splits)}: name one of them (--gen-subset, --valid-subset, --train-subset), "
+        f"or give the data folder that holds {split}"
+    )
+
+
 def explain(error: BaseException) -> Optional[str]:
     """The one-line message for a user mistake, or None for anything else."""
     message = str(error)
@@ -52,6 +73,10 @@ def explain(error: BaseException) -> Optional[str]:
         return message
     if isinstance(error, MISSING) and error.filename is not None:
         return f"{error.strerror}: {error.filename!r} (check the data directory and file paths)"
+    if type(error) is FileNotFoundError and error.filename is None and (missing := MISSING_SPLIT.fullmatch(message)):
+        return f"{message}: {missing_split(missing['split'], Path(missing['folder']))}"
+    if type(error) is OSError and message.startswith("Model file not found: "):
+        return f"{message}: check the checkpoint's path (--path; an ensemble's checkpoints are separated by ':')"
     if isinstance(error, AssertionError) and message and raised_by_a_command(error):
         return message
     if type(error) is Exception and message.startswith("Size of sample"):

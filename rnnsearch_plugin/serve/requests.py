@@ -1,6 +1,6 @@
 """The JSON API's requests: parsed, checked against the server's limits, or refused with a
-one-line message and the HTTP status that fits (400 a malformed request, 413 one too large,
-422 values the model cannot serve).
+one-line message and the HTTP status that fits (400 a malformed request, 408 one not sent within
+--read-timeout, 413 one too large, 422 values the model cannot serve).
 
     POST /translate {"sentences": ["A dog runs."], "beam": 5, "nbest": 1, "alignment": true, "pieces": false}
     POST /score     {"pairs": [{"source": "A dog runs.", "target": "Un chien court."}], "alignment": true}
@@ -9,24 +9,27 @@ one-line message and the HTTP status that fits (400 a malformed request, 413 one
 import json
 import sys
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Optional
 
 import torch
 
+from .. import arguments
 from .translator import ScoreItem, TranslateItem
 
 
 class RequestError(Exception):
-    """A request the server refuses: its HTTP status and a one-line message."""
+    """A request the server refuses: its HTTP status, a one-line message and the headers of the
+    answer (``Connection: close`` for a request whose body is left unread)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: Optional[Mapping[str, str]] = None) -> None:
         super().__init__(message)
-        self.status = status
+        self.status, self.headers = status, headers
 
 
 @dataclass(frozen=True)
 class Limits:
-    """What one request may ask for, and how the server batches (rnnsearch-serve's options)."""
+    """What one request may ask for, how the server batches, how long it waits for a client and
+    how many it holds (rnnsearch-serve's options)."""
 
     max_sentences: int = field(default=32, metadata={"help": "sentences (or pairs) in one request"})
     max_sentence_tokens: int = field(default=200, metadata={"help": "subword tokens of one sentence, </s> included"})
@@ -34,6 +37,17 @@ class Limits:
     max_request_bytes: int = field(default=1_000_000, metadata={"help": "bytes of one request's body"})
     max_waiting: int = field(default=256, metadata={"help": "requests waiting for the model; more get 503"})
     batch_sentences: int = field(default=64, metadata={"help": "sentences the model translates in one batch"})
+    read_timeout: int = field(
+        default=10,
+        metadata={
+            "help": "seconds a client has to send a request's headers (from its connection or the previous answer), "
+            "then its body; an idle connection is closed after them, a late body gets 408"
+        },
+    )
+    max_connections: int = field(default=512, metadata={"help": "connections open at once; the requests of more get 503"})
+    shutdown_timeout: int = field(
+        default=30, metadata={"help": "seconds SIGTERM or Ctrl-C waits for the requests in flight; those still unanswered get 503"}
+    )
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -60,6 +74,10 @@ def parse_body(body: bytes) -> dict[str, Any]:
         value = json.loads(text)
     except json.JSONDecodeError as error:
         raise RequestError(400, f"invalid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+    except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits()): the client's input
+        raise RequestError(
+            400, f"invalid JSON: an integer of more than {sys.get_int_max_str_digits():,} digits, which no field takes"
+        ) from None
     except RecursionError:  # Python's parser recurses once per [ or {: a malformed request, not a failure
         raise RequestError(
             400,
@@ -78,12 +96,10 @@ def check_fields(request: dict[str, Any], allowed: set[str]) -> None:
 
 
 def integer(request: dict[str, Any], name: str, default: int, low: int, high: int) -> int:
-    value = request.get(name, default)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise RequestError(400, f"{name!r} must be an integer, got {json.dumps(value)[:40]}")
-    if not low <= value <= high:
-        raise RequestError(422, f"{name!r} is {value}: it must be between {low} and {high}")
-    return value
+    try:
+        return arguments.integer(request.get(name, default), name, low, high)
+    except (TypeError, ValueError) as error:  # the Python API's checks: a wrong type is malformed, a wrong value unservable
+        raise RequestError(400 if isinstance(error, TypeError) else 422, str(error)) from None
 
 
 def flag(request: dict[str, Any], name: str, default: bool) -> bool:
@@ -108,13 +124,10 @@ def listed(request: dict[str, Any], name: str, limits: Limits) -> list[Any]:
 
 
 def text(value: Any, what: str) -> str:
-    if not isinstance(value, str):
-        raise RequestError(400, f"{what} must be a string, got {json.dumps(value)[:40]}")
     try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise RequestError(400, f"{what} holds a lone surrogate (\\ud800-\\udfff): send valid Unicode") from None
-    return value
+        return arguments.text(value, what)
+    except (TypeError, ValueError) as error:  # not a string, or not valid Unicode
+        raise RequestError(400, str(error)) from None
 
 
 def within_limit(tokens: torch.Tensor, what: str, limits: Limits) -> torch.Tensor:

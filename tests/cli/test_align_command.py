@@ -16,10 +16,11 @@ from rnnsearch_plugin.data.textio import read_lines
 
 
 def pairs_in(folder: Path, sources: list[str], targets: list[str]) -> list[str]:
-    """--source and --target files of these lines, written to ``folder``."""
+    """--source and --target files of these lines, written to ``folder`` (a lone surrogate such
+    as "\\udcff" as the byte it escapes, which is not UTF-8)."""
     paths = [folder / "pairs.src", folder / "pairs.tgt"]
     for path, lines in zip(paths, (sources, targets)):
-        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8", errors="surrogateescape")
     return ["--source", str(paths[0]), "--target", str(paths[1])]
 
 
@@ -146,19 +147,35 @@ def test_a_pair_longer_than_the_model_accepts_is_reported_by_line_and_gets_no_li
     assert "1 pairs over a model's length limit have no links (lines 2)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("case", ["line counts", "empty line", "rnnencdec", "reverse pair"])
+@pytest.mark.parametrize(
+    "case", ["line counts", "empty line", "invalid utf-8", "out folder", "out under a file", "rnnencdec", "reverse pair"]
+)
 def test_bad_input_is_refused_in_one_line_and_nothing_is_written(case, multi30k, checkpoint, rnnencdec_checkpoint, tmp_path):
+    """Each refused before any work: an --out that is a folder would fail only when the finished
+    output is renamed to it."""
     sources, targets = first_pairs(multi30k, 3)
-    model, expected = ["--path", str(checkpoint), "--data", str(multi30k / "bin")], ""
+    model, expected, out = ["--path", str(checkpoint), "--data", str(multi30k / "bin")], "", tmp_path / "links"
     if case == "line counts":
         targets, expected = targets[:2], "pairs.src has 3 lines and"
     elif case == "empty line":
         sources[1], expected = " ", "pairs.src:2 is empty: every pair needs words on both sides"
+    elif case == "invalid utf-8":  # the bad byte on line 2, after a first line longer than a decoding buffer (8 KiB)
+        sources[0], sources[1] = " ".join([sources[0]] * 200), "caf\udce9 " + sources[1]
+        expected = f"pairs.src is not valid UTF-8 on line 2 (invalid continuation byte at byte {len(sources[0].encode()) + 1 + 3})"
+    elif case == "out folder":
+        out.mkdir()
+        expected = f"--out {out} is a folder: give the name of the file to write"
+    elif case == "out under a file":
+        out.write_text("a file\n")
+        out = out / "links"
+        expected = f"--out {out} cannot be written ({tmp_path / 'links'} is not a folder this user may write in)"
     elif case == "rnnencdec":
         model[1], expected = str(rnnencdec_checkpoint), "has no attention to align with (an rnnencdec model?)"
     else:  # the model itself given as its own reverse: en->fr, not fr->en
         model += ["--reverse-path", str(checkpoint), "--reverse-data", str(multi30k / "bin")]
         expected = "translates en->fr, not the reverse of --path's en->fr: give a model of fr->en"
-    result = run("rnnsearch-align", *model, *pairs_in(tmp_path, sources, targets), "--out", str(tmp_path / "links"), check=False)
+    inputs = pairs_in(tmp_path, sources, targets)
+    before = sorted(tmp_path.rglob("*"))
+    result = run("rnnsearch-align", *model, *inputs, "--out", str(out), check=False)
     assert_one_line_error(result, "rnnsearch-align: error:", expected)
-    assert not list(tmp_path.glob("links*"))
+    assert result.returncode == 1 and sorted(tmp_path.rglob("*")) == before

@@ -43,3 +43,59 @@ def test_score_prints_sacrebleu_for_the_target_language_and_chrf(tmp_path, capsy
     with pytest.raises(SystemExit):
         main([str(tmp_path / "test.out"), "--reference", str(tmp_path / "hyp")])
     assert "--reference " + str(tmp_path / "hyp") + " has no extension naming its language: give --target-lang" in capsys.readouterr().err
+
+
+def test_a_line_ends_at_a_line_feed_only_as_sacrebleu_reads_it(tmp_path, capsys):
+    """A reference holding U+2028 and a form feed is still one line each: the hypotheses match it
+    one for one, and the score is sacreBLEU's command line's on the same files."""
+    references = ["Un chien\u2028court dans la neige .", "Deux hommes\x0cdiscutent .", "Une femme lit ."]
+    hypotheses = ["Un chien court dans la neige .", "Deux hommes parlent .", "Une femme lit un livre ."]
+    generate_output(tmp_path / "test.out", hypotheses)
+    write_atomic(tmp_path / "test.fr", references)
+    write_atomic(tmp_path / "hyp", hypotheses)
+    main([str(tmp_path / "test.out"), "--reference", str(tmp_path / "test.fr")])
+    bleu = sacrebleu_cli(tmp_path / "test.fr", tmp_path / "hyp", "-l", "en-fr")
+    assert capsys.readouterr().out.startswith(f"sacreBLEU = {bleu:.2f} (BLEU = {bleu:.2f} ")
+
+
+def score_error(tmp_path, lines: list[str], capsys) -> str:
+    """What rnnsearch-score says of a generate output of these ``lines`` against REFERENCES: its
+    one line of error, or its score."""
+    (tmp_path / "test.out").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    write_atomic(tmp_path / "test.zh", REFERENCES)
+    try:
+        main([str(tmp_path / "test.out"), "--reference", str(tmp_path / "test.zh")])
+    except SystemExit as exit:
+        return str(exit.code)
+    return capsys.readouterr().out
+
+
+def printed(sentences: list[int], *kinds: str) -> list[str]:
+    """fairseq-generate's lines of these sentences (the test's hypotheses), each line of ``kinds`` per sentence."""
+    return [f"{kind}-{i}\t-0.5\t{HYPOTHESES[i]}" for i in sentences for kind in kinds]
+
+
+@pytest.mark.parametrize(
+    "lines,reason",
+    [
+        (printed([0, 1, 2], "H", "D") + printed([1], "D"), "sentence 1 is printed more than once (its lines come in 2 places)"),
+        (
+            printed([0], "H", "D") + printed([1], "H", "D", "D") + printed([2], "H", "D"),
+            "sentence 1 is printed more than once (2 D-1 lines for 1 H-1 line)",
+        ),
+        (printed([0, 2], "D") + printed([1], "D", "D"), "sentence 1 is printed more than once (2 D-1 lines for 0 H-1 lines)"),
+        (printed([2, 0], "S", "H", "D") + printed([1], "S", "H", "D", "S", "H", "D"), "sentence 1 is printed more than once (2 S-1 lines)"),
+    ],
+    ids=["elsewhere", "beside itself", "without H lines", "in two outputs"],
+)
+def test_a_sentence_printed_twice_is_refused_in_one_line(tmp_path, capsys, lines, reason):
+    """Elsewhere in the output, beside itself, without H- lines, or two whole outputs' lines of it."""
+    message = score_error(tmp_path, lines, capsys)
+    assert message.startswith(f"rnnsearch-score: error: {tmp_path / 'test.out'}: {reason}; regenerate") and "\n" not in message
+
+
+def test_an_nbest_list_is_scored_by_its_first_hypothesis(tmp_path, capsys):
+    """--nbest 2's lines (S-, then H-, D-, P- for each hypothesis): each sentence once, its best first."""
+    best = [line for i in (2, 0, 1) for line in [f"S-{i}\tsource", *printed([i], "H", "D", "P"), f"H-{i}\t-0.9\tx", f"D-{i}\t-0.9\tx"]]
+    single = printed([0, 1, 2], "D")
+    assert score_error(tmp_path, best, capsys) == score_error(tmp_path, single, capsys)

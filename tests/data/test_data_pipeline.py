@@ -384,6 +384,7 @@ def test_bad_alignments_are_refused_and_nothing_written(aligned, tmp_path):
         f"line 3: link {source_words}-0 is outside the pair": lines[:2] + [f"{source_words}-0"] + lines[3:],
         "line 2: '0:1' is not a link i-j": lines[:1] + ["0:1"] + lines[2:],
         "line 1: a link is given twice": ["0-0 0-0"] + lines[1:],
+        ".align is empty and": [],
     }
     for number, (message, bad) in enumerate(cases.items()):
         (tmp_path / f"{number}.align").write_text("".join(line + "\n" for line in bad))

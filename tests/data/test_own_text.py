@@ -223,7 +223,20 @@ def bad_case(own: Path, tmp: Path, case: str) -> tuple[list[str], str]:
     if case == "line counts":
         (tmp / "train.ru").write_text("один\nдва\n", encoding="utf-8")
         (tmp / "train.zh").write_text("一\n", encoding="utf-8")
-        return train, f"{tmp / 'train.ru'} has 2 lines but {tmp / 'train.zh'} has 1: the two sides must be line-aligned"
+        return train, f"{tmp / 'train.ru'} has 2 lines but {tmp / 'train.zh'} has 1 line: the two sides must be line-aligned"
+    if case == "empty side":
+        (tmp / "train.ru").write_bytes(b"")
+        (tmp / "train.zh").write_text("一\n", encoding="utf-8")
+        return train, f"{tmp / 'train.ru'} is empty but {tmp / 'train.zh'} has 1 line: the two sides must be line-aligned"
+    if case == "empty valid":
+        for lang in ("ru", "zh"):
+            (tmp / f"valid.{lang}").write_bytes(b"")
+        return [
+            "--train",
+            str(own / "train"),
+            "--valid",
+            str(tmp / "valid"),
+        ], f"the valid split is empty: {tmp / 'valid'} holds no pairs; give a --valid"
     if case == "missing side":
         (tmp / "train.ru").write_text("один\n", encoding="utf-8")
         return train, f"{tmp / 'train'}.zh[.gz] does not exist: {tmp / 'train'} needs both sides"
@@ -268,6 +281,8 @@ def bad_case(own: Path, tmp: Path, case: str) -> tuple[list[str], str]:
     "case",
     [
         "line counts",
+        "empty side",
+        "empty valid",
         "missing side",
         "moses language word",
         "moses language bpe",

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 import torch
-from conftest import assert_one_line_error, fairseq_decode, fairseq_train, run, train_command
+from conftest import assert_one_line_error, fairseq_decode, fairseq_train, generate_command, run, train_command
 from fairseq import checkpoint_utils
 
 
@@ -40,6 +40,20 @@ def test_dictionary_that_does_not_match_the_checkpoint(multi30k, checkpoint, tmp
         check=False,
     )
     assert_one_line_error(result, "source dictionary of", "use the data directory")
+
+
+def test_a_missing_checkpoint_or_split_is_one_line_naming_what_to_give(multi30k, checkpoint, tmp_path):
+    """fairseq's "Model file not found" (a wrong --path) and "Dataset not found" (a --gen-subset
+    the data folder lacks, which the message lists)."""
+    missing = run(*generate_command(multi30k, tmp_path / "missing.pt"), check=False)
+    assert_one_line_error(missing, "fairseq-generate: error: Model file not found: ", "missing.pt: check the checkpoint's path (--path")
+    nosuch = run(*generate_command(multi30k, checkpoint, "--gen-subset", "nosuch"), check=False)
+    assert_one_line_error(
+        nosuch,
+        f"fairseq-generate: error: Dataset not found: nosuch ({multi30k / 'bin'}): ",
+        "holds the splits test, test1, train, valid: name one of them (--gen-subset",
+    )
+    assert missing.returncode == nosuch.returncode == 1
 
 
 def test_resuming_with_another_architecture(multi30k, checkpoint, tmp_path):
@@ -106,13 +120,18 @@ def test_full_traceback_on_request(monkeypatch, capsys):
         ),
         (FloatingPointError("Fatal error: gradients are inconsistent between workers."), None),
         (FileNotFoundError("no file name"), None),
+        (OSError("Model file not found: /no/such.pt"), "Model file not found: /no/such.pt: check the checkpoint's path"),
+        (OSError("Model file not found"), None),
+        (FileNotFoundError("Dataset not found: valid (/no/such/bin)"), "/no/such/bin holds no binarized splits"),
+        (FileNotFoundError("Dataset not found at last"), None),
         (pickle.UnpicklingError("invalid load key, 'x'."), None),
     ],
 )
 def test_only_the_users_mistakes_become_one_line(error, one_line, monkeypatch, capsys):
     """fp16's minimum-loss-scale stop is not called a divergence; what is not the user's input
     (workers that disagree, an error without the file it names, a pickle error that names no
-    refused code) keeps its traceback."""
+    refused code, fairseq's messages about a missing model or split without the model or the
+    split) keeps its traceback."""
     reached, printed = raise_and_report(error, monkeypatch, capsys)
     if one_line is None:
         assert reached == [error] and printed == ""

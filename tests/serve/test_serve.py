@@ -1,12 +1,20 @@
 """rnnsearch-serve (issue 27): the JSON API against the Python API it serves, its errors, its
 queue, and the page in headless Chromium (scripts/install_browser.sh)."""
 
+import http.client
+import json
 import re
 import shutil
+import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
@@ -15,15 +23,19 @@ from conftest import REPO, run
 
 from rnnsearch_plugin.analysis.alignment import merge_pieces
 from rnnsearch_plugin.serve.batcher import Batcher, QueueFull
+from rnnsearch_plugin.serve.cli import build_parser
+from rnnsearch_plugin.serve.hosts import AllowedHosts
 from rnnsearch_plugin.serve.requests import Limits, RequestError, parse_body
 from rnnsearch_plugin.serve.translator import TranslateItem, run_batch
 
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "tooling"))
 from serve_load import call, serving  # noqa: E402
 
 LIMITS = ["--max-sentences", "4", "--max-sentence-tokens", "40", "--max-beam", "6", "--max-request-bytes", "20000"]
 TOLERANCE = 1e-4  # scores: the same sentence in batches of other sizes differs by float rounding
 WEIGHTS = 2e-6  # alignment weights: the server rounds them to 6 decimals
+READ_TIMEOUT, MAX_CONNECTIONS = 2, 4  # the impatient server's
+LATE = 3  # seconds past a deadline that a busy machine may take to act on it
 
 
 @pytest.fixture(scope="module")
@@ -32,19 +44,35 @@ def sentences(multi30k) -> list[str]:
     return [line for line in (multi30k / "raw" / "test.en").read_text(encoding="utf-8").splitlines() if len(line.split()) <= 12][:8]
 
 
+@contextmanager
+def logging_server(checkpoint: Path, data: Path, folder: Path, *options: str) -> Iterator[tuple[str, subprocess.Popen, Path]]:
+    """rnnsearch-serve started from ``folder``, so that it runs the installed package, once uvicorn
+    has logged its start (a test then reads what its requests log): its address, process and log."""
+    with serving(checkpoint, data, *options, log=folder / "serve.log", cwd=folder) as (address, process):
+        assert call(address, "health")[0] == 200
+        yield address, process, folder / "serve.log"
+
+
 @pytest.fixture(scope="module")
 def served(checkpoint, multi30k, tmp_path_factory):
-    """rnnsearch-serve started from another folder, so that it runs the installed package: its
-    address and its log."""
+    """The server of most tests: its address and its log."""
     folder = tmp_path_factory.mktemp("serve")
-    with serving(checkpoint, multi30k / "bin", *LIMITS, log=folder / "serve.log", cwd=folder) as (address, process):
-        yield address, folder / "serve.log"
-    assert process.returncode == 0, f"rnnsearch-serve did not stop cleanly on SIGINT:\n{(folder / 'serve.log').read_text()[-2000:]}"
+    with logging_server(checkpoint, multi30k / "bin", folder, *LIMITS) as (address, process, log):
+        yield address, log
+    assert process.returncode == 0, f"rnnsearch-serve did not stop cleanly on SIGINT:\n{log.read_text()[-2000:]}"
 
 
 @pytest.fixture(scope="module")
 def server(served) -> str:
     return served[0]
+
+
+@pytest.fixture(scope="module")
+def impatient(checkpoint, multi30k, tmp_path_factory):
+    """A server that waits READ_TIMEOUT seconds for a request and holds MAX_CONNECTIONS connections: its address and log."""
+    options = ("--read-timeout", str(READ_TIMEOUT), "--max-connections", str(MAX_CONNECTIONS))
+    with logging_server(checkpoint, multi30k / "bin", tmp_path_factory.mktemp("impatient_serve"), *options) as (address, _, log):
+        yield address, log
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +100,53 @@ def same_hypotheses(served: list[dict], expected: list[dict]) -> bool:
     return [h["translation"] for h in served] == [h["translation"] for h in expected] and all(
         abs(h["score"] - e["score"]) < TOLERANCE for h, e in zip(served, expected)
     )
+
+
+def logged(log: Path, offset: int, count: int) -> list[str]:
+    """The lines the server logged after ``offset`` characters once there are ``count`` (or 10 s
+    have passed), with any that the same event writes a moment later (a traceback's)."""
+    deadline = time.monotonic() + 10
+    while len(log.read_text()[offset:].splitlines()) < count and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.3)
+    return log.read_text()[offset:].splitlines()
+
+
+def connect(server: str, data: bytes = b"") -> socket.socket:
+    """A connection to the server that sends ``data`` (nothing, part of a request) and waits for at most a deadline and LATE."""
+    address = urlsplit(server)
+    connection = socket.create_connection((address.hostname, address.port), timeout=READ_TIMEOUT + 2 * LATE)
+    connection.sendall(data)
+    return connection
+
+
+def head(length: int) -> bytes:
+    """A POST /translate's headers, announcing a body of ``length`` bytes."""
+    return b"POST /translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % length
+
+
+def until_closed(connection: socket.socket) -> bytes:
+    """What the server sends until it closes the connection (socket.timeout if it does not)."""
+    received = b""
+    while chunk := connection.recv(65536):
+        received += chunk
+    connection.close()
+    return received
+
+
+def answer_of(response: bytes) -> tuple[int, dict]:
+    """(status, decoded JSON) of one raw HTTP answer."""
+    status_line, _, body = response.partition(b"\r\n\r\n")
+    return int(status_line.split()[1]), json.loads(body)
+
+
+def ask(server: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None) -> tuple[int, dict]:
+    """(HTTP status, decoded JSON) of GET ``path`` or a POST of ``body``, with ``headers`` (a Host of their own included)."""
+    address = urlsplit(server)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=300)
+    connection.request("GET" if body is None else "POST", "/" + path, body=body, headers=headers or {})
+    response = connection.getresponse()
+    return response.status, json.loads(response.read())
 
 
 def test_health_names_the_model_and_the_page_is_local(server, checkpoint, multi30k):
@@ -166,6 +241,7 @@ BAD_REQUESTS = [  # (path, body, status, a phrase of the message)
     ("translate", {"sentences": ["A dog."], "beam": 7}, 422, "between 1 and 6"),
     ("translate", {"sentences": ["A dog."], "beam": 3, "nbest": 4}, 422, "'nbest' is 4"),
     ("translate", {"sentences": ["A dog."], "beam": "5"}, 400, "must be an integer"),
+    ("translate", b'{"sentences": ["A dog."], "beam": 1' + b"0" * 5000 + b"}", 400, "an integer of more than 4,300 digits"),
     ("translate", {"sentences": ["A dog."], "alignment": "yes"}, 400, "true or false"),
     ("score", {"pairs": [{"source": "A dog."}]}, 400, "pair 0 must be an object"),
     ("score", {"pairs": [{"source": "A dog.", "target": "Un chien " * 30}]}, 413, "pair 0's target has"),
@@ -197,15 +273,11 @@ def test_deeply_nested_json_is_a_bad_request_logged_in_one_line(served):
         parse_body(b"[" * 100_000 + b"]" * 100_000)
     assert refused.value.status == 400
     server, log = served
-    before = log.read_text()
+    before = len(log.read_text())
     got, answer = call(server, "translate", b"[" * 9_000 + b"]" * 9_000)
     assert (got, list(answer)) == (400, ["error"]) and "nested more than" in answer["error"] and "\n" not in answer["error"]
-    for _ in range(50):  # the access line is written after the answer
-        logged = log.read_text()[len(before) :].splitlines()
-        if logged:
-            break
-        time.sleep(0.1)
-    assert len(logged) == 1 and "POST /translate" in logged[0] and "400" in logged[0], logged
+    lines = logged(log, before, 1)  # the access line is written after the answer
+    assert len(lines) == 1 and "POST /translate" in lines[0] and "400" in lines[0], lines
 
 
 def test_rnnencdec_translates_but_has_no_alignment(rnnencdec_server, rnnencdec_checkpoint, multi30k):
@@ -280,6 +352,11 @@ def test_command_line_mistakes_end_in_one_line(checkpoint, multi30k, tmp_path):
         check=False,
     )
     assert too_long.returncode == 1 and "more than the model accepts (1024" in too_long.stderr.strip().splitlines()[-1]
+    no_port = run("rnnsearch-serve", "--path", str(checkpoint), "--data", str(multi30k / "bin"), "--port", "70000", check=False)
+    assert no_port.returncode == 2 and "Traceback" not in no_port.stderr
+    assert no_port.stderr.strip().splitlines()[-1] == (
+        "rnnsearch-serve: error: argument --port: 70000 is not a port: give 1 to 65535, or 0 for a free one"
+    )
 
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
@@ -366,7 +443,121 @@ def test_page_translates_as_you_type_and_draws_the_alignment(server, browser, hu
 
 
 def test_the_limits_table_of_docs_serve_md_is_rnnsearch_serves_options():
-    """docs/serve.md's table of limits names every field of ``Limits`` as its option, with its default."""
-    rows = re.findall(r"^\| `--([a-z-]+)` \| ([\d,]+) \|", (REPO / "docs" / "serve.md").read_text(), re.MULTILINE)
+    """docs/serve.md's table of limits names every field of ``Limits`` as its option, with its
+    default, and the page names every option of rnnsearch-serve."""
+    page = (REPO / "docs" / "serve.md").read_text()
+    rows = re.findall(r"^\| `--([a-z-]+)` \| ([\d,]+) \|", page, re.MULTILINE)
     documented = {option.replace("-", "_"): int(default.replace(",", "")) for option, default in rows}
     assert documented == Limits().as_dict()
+    options = {option for action in build_parser()._actions for option in action.option_strings if option.startswith("--")}
+    assert {option for option in options if not re.search(rf"(?<![\w-]){option}(?![\w-])", page)} == {"--help"}
+
+
+def test_a_stalled_body_or_request_and_an_idle_connection_are_closed_within_the_read_timeout(impatient):
+    """A body that stops short of its Content-Length gets 408 and the connection closes; a
+    connection whose headers stop half-way, or that sends nothing, is closed: each within the
+    deadline, each one line in the log, and the server goes on."""
+    server, log = impatient
+    before, started = len(log.read_text()), time.monotonic()
+    body = json.dumps({"sentences": ["A dog."]}).encode()
+    connections = [connect(server, head(len(body)) + body[:10]), connect(server, head(len(body))[:30]), connect(server)]
+    answers = []
+    for connection in connections:
+        answers.append(until_closed(connection))
+        assert READ_TIMEOUT - 0.1 <= time.monotonic() - started <= READ_TIMEOUT + LATE
+    status, answer = answer_of(answers[0])
+    assert status == 408 and "--read-timeout" in answer["error"] and answers[1:] == [b"", b""]
+    lines = logged(log, before, 3)
+    assert len(lines) == 3 and "Traceback" not in "\n".join(lines), lines
+    assert sum('"POST /translate HTTP/1.1" 408' in line for line in lines) == 1
+    assert sum(f"closed: no complete request within {READ_TIMEOUT} s" in line for line in lines) == 2
+    assert call(server, "translate", {"sentences": ["A dog."], "beam": 1})[0] == 200
+
+
+def test_a_client_that_leaves_during_its_body_is_one_line_in_the_log(served):
+    """Where a client that closed its connection half-way through its body left a 46-line
+    ClientDisconnect traceback: one line, and the server goes on."""
+    server, log = served
+    before = len(log.read_text())
+    connection = connect(server, head(100) + b'{"sentences": ')
+    time.sleep(0.3)  # the server is reading the body
+    connection.close()
+    lines = logged(log, before, 1)
+    assert len(lines) == 1 and '"POST /translate" left after 14 of 100 bytes of its body' in lines[0], lines
+    assert call(server, "translate", {"sentences": ["A dog."], "beam": 1})[0] == 200
+
+
+def test_connections_beyond_max_connections_get_503_and_are_closed(impatient):
+    server, _ = impatient
+    held = [connect(server) for _ in range(MAX_CONNECTIONS)]
+    status, answer = call(server, "health")
+    assert status == 503 and "holds 4 connections already (rnnsearch-serve --max-connections)" in answer["error"]
+    for connection in held:
+        connection.close()
+    deadline = time.monotonic() + LATE  # the server has yet to see them closed
+    while call(server, "health")[0] != 200:
+        assert time.monotonic() < deadline, "a connection closed by its client is still counted"
+        time.sleep(0.1)
+
+
+def test_sigterm_answers_the_requests_in_flight_and_stops_within_the_shutdown_timeout(checkpoint, multi30k, tmp_path):
+    """SIGTERM as Ctrl-C: a request whose body completes after the signal is answered; one still
+    waiting for its body --shutdown-timeout seconds later gets 503; an idle connection is closed;
+    the server says it stopped and exits with 0 (it exited with 143, silently, and never while a
+    body was pending)."""
+    with logging_server(checkpoint, multi30k / "bin", tmp_path, "--shutdown-timeout", "1") as (server, process, log):
+        body = json.dumps({"sentences": ["A dog runs."], "beam": 2}).encode()
+        finishing, stalled, idle = connect(server, head(len(body)) + body[:5]), connect(server, head(len(body)) + body[:5]), connect(server)
+        time.sleep(0.5)  # both requests are in flight
+        signalled = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        finishing.sendall(body[5:])
+        answers = [until_closed(connection) for connection in (finishing, stalled, idle)]
+        process.wait(timeout=1 + 2 * LATE)
+        stopped_after = time.monotonic() - signalled
+        said = process.stdout.read()
+    assert process.returncode == 0 and said.strip() == "| rnnsearch-serve: stopped" and stopped_after < 1 + 2 * LATE
+    (status, translated), (refused, why) = answer_of(answers[0]), answer_of(answers[1])
+    assert status == 200 and translated["translations"][0]["source"] == "A dog runs."
+    assert refused == 503 and "stopped before answering" in why["error"] and answers[2] == b""
+    assert "Traceback" not in log.read_text()
+
+
+def test_foreign_hosts_and_other_sites_pages_are_refused_and_the_pages_own_requests_answered(server):
+    """DNS rebinding (another name for 127.0.0.1 as the Host) and another site's POST (its page as
+    the Origin; a text/plain fetch or a form needs no preflight) are refused; the page's own POST
+    (Chromium sends its Origin, http://127.0.0.1:PORT, on a same-origin POST) is answered, at
+    127.0.0.1 as at localhost, and so are clients that send no Origin (curl, scripts)."""
+    port = urlsplit(server).port
+    body = json.dumps({"sentences": ["A dog."], "beam": 1}).encode()
+    text = {"Content-Type": "text/plain"}
+    cases = [  # (path, body, headers, status)
+        ("health", None, {"Host": f"rebound.example:{port}"}, 400),
+        ("translate", body, {"Host": f"rebound.example:{port}", "Origin": f"http://rebound.example:{port}", **text}, 400),
+        ("translate", body, {"Origin": "http://elsewhere.example", **text}, 403),
+        ("translate", body, {"Origin": f"http://127.0.0.1:{port + 1}", **text}, 403),  # another server of this machine
+        ("translate", body, {"Origin": "null", **text}, 403),  # a sandboxed frame or a file
+        ("translate", body, {"Origin": f"http://127.0.0.1:{port}", "Sec-Fetch-Site": "same-origin"}, 200),
+        ("translate", body, {"Host": f"localhost:{port}", "Origin": f"http://localhost:{port}"}, 200),
+        ("health", None, {"Host": f"localhost:{port}"}, 200),
+        ("translate", body, {}, 200),
+    ]
+    for path, sent, headers, status in cases:
+        got, answer = ask(server, path, sent, headers)
+        assert got == status, (headers, answer)
+        if status == 400:
+            assert f"Host 'rebound.example:{port}' is not a name this server answers to (127.0.0.1, localhost)" in answer["error"]
+        if status == 403:
+            assert f"only the server's own page (http://127.0.0.1:{port}/)" in answer["error"]
+
+
+def test_the_allowed_hosts_are_the_names_the_server_listens_as_and_those_added():
+    everywhere = AllowedHosts.listening("0.0.0.0", "0.0.0.0", ["Translate.Example:8000"])
+    assert everywhere.names == {"0.0.0.0", "translate.example"}
+    assert all(everywhere.refusal({"host": host}) is None for host in ("192.168.1.5:8000", "[fe80::1]:8000", "TRANSLATE.example"))
+    assert [everywhere.refusal({"host": host}).status for host in ("rebound.example:8000", "", "[::1:8000")] == [400, 400, 400]
+    loopback = AllowedHosts.listening("localhost", "::1", [])
+    assert loopback.names == {"::1", "localhost"} and loopback.refusal({"host": "[::1]:8000"}) is None
+    assert loopback.refusal({"host": "127.0.0.1:8000"}).status == 400  # an address it does not listen on
+    assert loopback.refusal({"host": "[::1]:8000", "origin": "http://[::1]:8000"}) is None

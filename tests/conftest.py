@@ -89,7 +89,7 @@ def pad_batch(sentences: list[list[int]], pad: int, left: bool) -> torch.Tensor:
 
 
 def pytest_addoption(parser) -> None:
-    parser.addoption("--device", default="cpu", help="device of the model tests (cuda: scripts/gpu_check.sh); the default is cpu")
+    parser.addoption("--device", default="cpu", help="device of the model tests (cuda: tooling/gpu_check.sh); the default is cpu")
 
 
 @pytest.fixture(scope="session")

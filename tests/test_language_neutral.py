@@ -1,5 +1,5 @@
-"""No language left hard-coded (issue 39, section 3): the package (its Python and its page) and
-scripts/ (Python and shell) name no language code "en" / "fr" outside the corpus definitions and
+"""No language left hard-coded: the package (its Python and its page), scripts/ and tooling/ (Python and
+shell) name no language code "en" / "fr" outside the corpus definitions and
 a short, explicit allowlist of documented defaults, each entry with its reason.
 
 What counts as naming one, in code only (comments and docstrings, which give examples, do not):
@@ -31,11 +31,11 @@ CORPUS_DEFINITIONS = {  # whole files: where each named corpus's files are and w
     "rnnsearch_plugin/data/sources.py",
     "rnnsearch_plugin/data/hansards.py",
     # the published results (docs/results): which named corpus each stage trains in which direction
-    "scripts/reproduce_results.sh",
-    "scripts/publish_results.py",
-    "scripts/alignment_page.py",
+    "tooling/reproduce_results.sh",
+    "tooling/publish_results.py",
+    "tooling/alignment_page.py",
     # the Hansards alignment gold's English-French sentences and the French contractions its tokenisation expands
-    "scripts/statistical_alignments.py",
+    "tooling/statistical_alignments.py",
 }
 ALLOWED = {  # (file, a fragment of the line): why that line may name the languages
     ("rnnsearch_plugin/data/languages.py", "DEFAULT_PAIR = "): "the one named default pair (the paper's En->Fr)",
@@ -128,11 +128,8 @@ def offences(path: Path) -> list[tuple[int, str]]:
 
 def scanned() -> list[Path]:
     package = [path for path in (REPO / "rnnsearch_plugin").rglob("*") if path.suffix == ".py" or path.parent.name == "static"]
-    return sorted(
-        path
-        for path in [*package, *(REPO / "scripts").glob("*.py"), *(REPO / "scripts").glob("*.sh")]
-        if path.is_file() and "__pycache__" not in path.parts
-    )
+    commands = [path for folder in ("scripts", "tooling") for suffix in ("py", "sh") for path in (REPO / folder).glob(f"*.{suffix}")]
+    return sorted(path for path in [*package, *commands] if path.is_file() and "__pycache__" not in path.parts)
 
 
 def test_the_matcher_finds_codes_in_code_and_not_in_prose():

@@ -19,7 +19,7 @@ from rnnsearch_plugin import load
 from rnnsearch_plugin.analysis.aer import alignment_error_rate, diagonal_links, read_naacl, transposed
 from rnnsearch_plugin.data.textio import read_lines
 
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "tooling"))
 from serve_load import call, serving  # noqa: E402
 
 

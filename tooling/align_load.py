@@ -2,7 +2,7 @@
 issue 41 asks of it (the Hansards test set's 3,000 pairs, both directions, in minutes on 2 cores;
 memory flat from 10,000 to 100,000 pairs).
 
-    python scripts/align_load.py --path CKPT --data DATA/bin [--reverse-path CKPT --reverse-data DATA/bin] \\
+    python tooling/align_load.py --path CKPT --data DATA/bin [--reverse-path CKPT --reverse-data DATA/bin] \\
         --source train.en --target train.fr --sizes 3000,10000,100000 --out benchmarks
 
 Each size runs rnnsearch-align as a user runs it, in a process of its own (its peak resident
@@ -128,7 +128,7 @@ def main(argv: list[str]) -> None:
     opts = parse_args(argv)
     result = {
         "environment": environment("cpu"),
-        "command": " ".join(["python", "scripts/align_load.py", *argv]),
+        "command": " ".join(["python", "tooling/align_load.py", *argv]),
         "directions": "both, symmetrised (grow-diag-final-and)" if opts.reverse_path else "one",
         "rows": measure(opts),
     }

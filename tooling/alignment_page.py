@@ -1,5 +1,5 @@
 """OUT/alignment.md: the model as an aligner beside a statistical one (issue 41), from what the
-stages hansards-align and hansards-guided of scripts/reproduce_results.sh wrote into WORK/report:
+stages hansards-align and hansards-guided of tooling/reproduce_results.sh wrote into WORK/report:
 
     hansards.align/eflomal/eflomal.json     eflomal's pairs, settings and wall time per step
     hansards.align/eflomal.NAME/aer.json    eflomal's links on the gold, each direction and symmetrised
@@ -9,7 +9,7 @@ stages hansards-align and hansards-guided of scripts/reproduce_results.sh wrote 
     hansards.align/rnnsearch.guided.en-fr/aer.json, hansards.guided.test/report.json
                                             the guided model's links, and its BLEU beside the unguided one's
 
-Read by scripts/publish_results.py (--page alignment, and with every page); a stage not run yet is
+Read by tooling/publish_results.py (--page alignment, and with every page); a stage not run yet is
 named as pending. The targets are issue 41's.
 """
 
@@ -27,9 +27,9 @@ EFLOMAL_ROWS = ("forward", "reverse", "intersect", "union", "grow-diag-final-and
 SEARCH, GUIDED = "rnnsearch_small", "rnnsearch_small_guided"
 AER_TARGET, GUIDED_GAP, BLEU_COST, SECONDS_TARGET = 0.35, 0.05, 0.5, 300
 REGENERATE = (
-    "Regenerate: `bash scripts/reproduce_results.sh hansards-align hansards-guided` (after the stages hansards and "
+    "Regenerate: `bash tooling/reproduce_results.sh hansards-align hansards-guided` (after the stages hansards and "
     "hansards-fr-en, whose models it reads), then this page with "
-    "`python scripts/publish_results.py --work work/results --out docs/results --page alignment`."
+    "`python tooling/publish_results.py --work work/results --out docs/results --page alignment`."
 )
 
 

@@ -7,7 +7,7 @@ the matmul peak of the dtype its step used; and peak memory. Writes ``OUT/result
 own process (peak memory is per process). The report names the processor and the ISA flags that
 matter (avx2, avx512f, avx512_bf16, amx_bf16) and measures the float32 and bfloat16 matmul peaks.
 
-    python scripts/benchmark.py --data work/quickstart/data/bin --out benchmarks
+    python tooling/benchmark.py --data work/quickstart/data/bin --out benchmarks
 
 Sections (``--sections``, default train,decode,paper,memory):
   train   fairseq's Trainer on the binarized training set, --max-tokens, ``--warmup`` updates
@@ -48,7 +48,7 @@ report's header names them.
 float32 cross_entropy steps to the paper and memory sections, measured by its own benchmark.py
 with its own plugin in the same run, for targets stated against the code of an earlier day.
 
-The parts live in ``scripts/benchmarking/`` (its ``__init__.py`` lists them); a section is a
+The parts live in ``tooling/benchmarking/`` (its ``__init__.py`` lists them); a section is a
 function registered by name in ``benchmarking/registry.py``.
 """
 
@@ -106,7 +106,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         parser.error(f"unknown sections {sorted(unknown)}: choose from {','.join(SECTIONS)}")
     if opts.baseline is not None:
         if not (opts.baseline / "scripts" / "benchmark.py").exists():
-            parser.error(f"--baseline {opts.baseline}: no scripts/benchmark.py there; give a checkout of this repository")
+            parser.error(f"--baseline {opts.baseline}: no tooling/benchmark.py there; give a checkout of this repository")
         opts.baseline_commit = subprocess.run(
             ["git", "-C", str(opts.baseline), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
         ).stdout.strip()
@@ -129,7 +129,7 @@ def main(argv: list[str]) -> None:
     opts = parse_args(argv)
     opts.out.mkdir(parents=True, exist_ok=True)
     checkpoints(opts).mkdir(exist_ok=True)
-    results: dict[str, Any] = {"environment": environment(opts.device), "command": " ".join(["python", "scripts/benchmark.py", *argv])}
+    results: dict[str, Any] = {"environment": environment(opts.device), "command": " ".join(["python", "tooling/benchmark.py", *argv])}
     if opts.update and (opts.out / "results.json").exists():
         earlier = json.loads((opts.out / "results.json").read_text())
         results = {**earlier, "updated": f"{', '.join(opts.sections)} by `{results['command']}` on {results['environment']['date']}"}

@@ -1,6 +1,6 @@
-"""The tuning trial with the lowest validation loss, for scripts/reproduce_results.sh:
+"""The tuning trial with the lowest validation loss, for tooling/reproduce_results.sh:
 
-    python scripts/best_trial.py work/results/checkpoints/multi30k/lstm.t1 work/results/checkpoints/multi30k/lstm.t2
+    python tooling/best_trial.py work/results/checkpoints/multi30k/lstm.t1 work/results/checkpoints/multi30k/lstm.t2
 
 prints the folder whose fairseq-train log (FOLDER/train.log) reached the lowest validation loss;
 a tie goes to the folder named first (the earlier trial). All the trials must use the same loss

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Download into .gpu_wheels/ (ignored by git) what the GPU machine of issue 42 lacks to run
-# scripts/gpu_check.sh: it has Python 3.12 (manylinux x86_64), torch 2.11+cu130 and most of the
+# tooling/gpu_check.sh: it has Python 3.12 (manylinux x86_64), torch 2.11+cu130 and most of the
 # scientific stack, but no network, no fairseq and none of the packages below. Run here, on a
 # machine with the registry, then carry .gpu_wheels/ with the tree; gpu_check.sh installs from it.
 #   - fairseq-fixed's source distribution (gpu_check.sh builds it there against the torch it finds);

@@ -1,6 +1,6 @@
 """Load test of fairseq-interactive: N lines through a pipe, memory and throughput as it goes.
 
-    python scripts/interactive_load.py --data work/quickstart/data --checkpoint CKPT --out benchmarks
+    python tooling/interactive_load.py --data work/quickstart/data --checkpoint CKPT --out benchmarks
 
 Feeds the encoded test sentences (``DATA/SCHEME/test.SRC``, the manifest's scheme and source
 language, repeated) to one fairseq-interactive process through its standard input, for the pair

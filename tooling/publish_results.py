@@ -1,13 +1,13 @@
-"""Publish what scripts/reproduce_results.sh wrote into WORK: OUT/README.md (every table, with a
+"""Publish what tooling/reproduce_results.sh wrote into WORK: OUT/README.md (every table, with a
 "what holds" line per claim against the targets of issue 26), OUT/directions.md (the same recipes
 Fr->En beside En->Fr), the reports' small files (reports, BLEU-by-length plots, Appendix C,
 heatmaps, AER), and the results block of the top README:
 
-    python scripts/publish_results.py --work work/results --out docs/results [--readme README.md]
-    python scripts/publish_results.py --work work/results --out docs/results --page directions
-    python scripts/publish_results.py --work work/results --out docs/results --page alignment
+    python tooling/publish_results.py --work work/results --out docs/results [--readme README.md]
+    python tooling/publish_results.py --work work/results --out docs/results --page directions
+    python tooling/publish_results.py --work work/results --out docs/results --page alignment
 
---page alignment writes OUT/alignment.md (scripts/alignment_page.py: the stages hansards-align and
+--page alignment writes OUT/alignment.md (tooling/alignment_page.py: the stages hansards-align and
 hansards-guided) the same way. A corpus whose stages have not run yet is left out of the page and named as pending. --page
 directions writes only directions.md and its report folders and adds its link to README.md, leaving
 the rest as published: for a WORK that holds only the stages multi30k-directions and hansards-fr-en,
@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from alignment_page import publish_alignment  # noqa: E402  (scripts/alignment_page.py, beside this script)
-from best_trial import best_trial  # noqa: E402  (scripts/best_trial.py, beside this script)
+from alignment_page import publish_alignment  # noqa: E402  (tooling/alignment_page.py, beside this script)
+from best_trial import best_trial  # noqa: E402  (tooling/best_trial.py, beside this script)
 from results_cells import MISSING, chrf_cell, copy_files, load_report, score_cell, training_cells, verdict  # noqa: E402
 
 from rnnsearch_plugin.analysis import bleu  # noqa: E402
@@ -41,10 +41,10 @@ from rnnsearch_plugin.data.textio import read_lines, write_atomic  # noqa: E402
 from rnnsearch_plugin.hub import data_pair  # noqa: E402
 
 REPORT_FILES = ("report.md", "report.json", "bleu_by_length.csv", "bleu_by_length.png", "long_sentences.md")
-COMMAND = "MULTI30K_DIR=../shared/data/multi30k HANSARDS_DIR=../shared/data/hansards bash scripts/reproduce_results.sh"
+COMMAND = "MULTI30K_DIR=../shared/data/multi30k HANSARDS_DIR=../shared/data/hansards bash tooling/reproduce_results.sh"
 SEARCH, ENCDEC, LSTM = "rnnsearch_small", "rnnencdec_small", "lstm"
 SEEDS = (1, 2, 3)
-README_BEGIN, README_END = "<!-- results: scripts/publish_results.py -->", "<!-- /results -->"
+README_BEGIN, README_END = "<!-- results: tooling/publish_results.py -->", "<!-- /results -->"
 DISCUSSION_LINE = "What each line means, with the evidence, and what a miss would take: [discussion.md](discussion.md)."
 DIRECTIONS_LINK = (
     "Either direction, Fr->En beside En->Fr (Multi30k with the quickstart's recipe, the Hansards with "
@@ -418,8 +418,8 @@ def page(
     return [
         "# Results on real data within a CPU budget",
         "",
-        f"Regenerate: `{COMMAND}` (its stages one by one: `bash scripts/reproduce_results.sh STAGE`), then this page "
-        "with `python scripts/publish_results.py --work work/results --out docs/results`. Each model trains on one "
+        f"Regenerate: `{COMMAND}` (its stages one by one: `bash tooling/reproduce_results.sh STAGE`), then this page "
+        "with `python tooling/publish_results.py --work work/results --out docs/results`. Each model trains on one "
         "thread pinned to one of the two cores, two jobs at a time, and is evaluated at its best validation loss. "
         "Options and seed are read from each checkpoint; updates, epochs, dev loss and precision from its training "
         "log. How the settings came about, and the first edition's runs: [choosing_options.md](choosing_options.md).",
@@ -620,8 +620,8 @@ def directions_page(work: Path, out: Path) -> list[str] | None:
     return [
         "# Either direction: Fr->En beside En->Fr",
         "",
-        "Regenerate: `bash scripts/reproduce_results.sh multi30k-directions hansards-fr-en`, then this page with "
-        "`python scripts/publish_results.py --work work/results --out docs/results --page directions`. Each model trains "
+        "Regenerate: `bash tooling/reproduce_results.sh multi30k-directions hansards-fr-en`, then this page with "
+        "`python tooling/publish_results.py --work work/results --out docs/results --page directions`. Each model trains "
         "on one thread pinned to one core. BLEU and chrF2 compare each output with references in its own target "
         "language (sacreBLEU's tokeniser chosen by it, in the signature), so the two directions' figures measure two "
         "tasks, not one model against another.",
@@ -667,7 +667,7 @@ def readme_block(hansards_report: dict | None, multi30k_reports: dict[str, dict]
     lines = [
         README_BEGIN,
         "",
-        "Generated by `scripts/publish_results.py` from [docs/results/README.md](docs/results/README.md)'s runs:",
+        "Generated by `tooling/publish_results.py` from [docs/results/README.md](docs/results/README.md)'s runs:",
         "",
     ]
     if hansards_report:
@@ -741,7 +741,7 @@ def main() -> None:
     if hansards_report is None and multi30k_reports is None:
         sys.exit(
             f"publish_results.py: error: no report for hansards.test or multi30k.test/test1 in {args.work}/report: "
-            "run scripts/reproduce_results.sh's evaluate stages first (for the directions stages alone: --page directions)"
+            "run tooling/reproduce_results.sh's evaluate stages first (for the directions stages alone: --page directions)"
         )
     hansards = hansards_section(args.work, hansards_report) if hansards_report else None
     multi30k = multi30k_section(args.work, multi30k_reports) if multi30k_reports else None

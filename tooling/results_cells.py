@@ -1,4 +1,4 @@
-"""What the results pages share (scripts/publish_results.py and scripts/alignment_page.py): reading
+"""What the results pages share (tooling/publish_results.py and tooling/alignment_page.py): reading
 the reports the stages wrote, their cells, verdict lines, and copying report folders into the
 published tree."""
 

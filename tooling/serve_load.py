@@ -1,6 +1,6 @@
 """Load test of rnnsearch-serve: concurrent clients on the loopback, every answer checked.
 
-    taskset -c 1 python scripts/serve_load.py --data work/quickstart/data \\
+    taskset -c 1 python tooling/serve_load.py --data work/quickstart/data \\
         --checkpoint work/quickstart/checkpoints/rnnsearch_small/checkpoint_best.pt --out benchmarks
 
 Starts rnnsearch-serve on a free port of 127.0.0.1 (nothing else is ever addressed), then

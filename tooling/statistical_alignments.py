@@ -5,10 +5,10 @@ and fertility, 3 samplers, NULL prior 0.2) aligns word-level training pairs that
 the pairs the model trains on, Moses-tokenised, after the --max-len filter), in each direction:
 
     # the alignment gold's links, to score with rnnsearch-aer (Hansards, English-French)
-    python scripts/statistical_alignments.py --prepared WORK/hansards --gold ../shared/data/alignment-gold \\
+    python tooling/statistical_alignments.py --prepared WORK/hansards --gold ../shared/data/alignment-gold \\
         --out WORK/report/hansards.eflomal [--pairs N] [--threads 1]
     # the training pairs' own links, for guided alignment (prepare_data.py --train-alignments FILE)
-    python scripts/statistical_alignments.py --prepared WORK/hansards --training-alignments FILE \\
+    python tooling/statistical_alignments.py --prepared WORK/hansards --training-alignments FILE \\
         [--symmetrisation grow-diag-final-and] [--threads 1]
 
 Either or both in one run; they are two eflomal runs, as the two align differently written text.

@@ -71,7 +71,7 @@ DROPOUTS = ("encoder_dropout_in", "encoder_dropout_out", "decoder_dropout_in", "
 
 
 def model_options(model: RNNSearchHubInterface) -> dict[str, Any]:
-    """The options scripts/reproduce_results.sh sets or chooses on the validation sets, as the
+    """The options tooling/reproduce_results.sh sets or chooses on the validation sets, as the
     checkpoint's run used them: its architecture, each dropout it has (an unset one is --dropout's),
     its readout state, and the training run's optimizer, learning rate, its schedule, batch
     options where set (B.2's recipe; True = a flag) and seed, e.g.

@@ -199,8 +199,8 @@ PEER_SIZES = ("encoder_embed_dim", "encoder_hidden_size", "decoder_embed_dim", "
 
 def lstm_options(preset: dict[str, Any] = SMALL_PRESET) -> list[str]:
     """fairseq's ``lstm`` at a preset's sizes (the same option names), attention over a
-    bidirectional encoder: the peer scripts/benchmark.py, scripts/gpu_check.py and
-    scripts/reproduce_results.sh measure ours against. Its dropout is theirs to set."""
+    bidirectional encoder: the peer tooling/benchmark.py, tooling/gpu_check.py and
+    tooling/reproduce_results.sh measure ours against. Its dropout is theirs to set."""
     sizes = [option for name in PEER_SIZES for option in (f"--{name.replace('_', '-')}", str(preset[name]))]
     return ["--arch", "lstm", "--encoder-bidirectional", *sizes]
 

@@ -1,11 +1,11 @@
 """Which devices the routes of this package serve. Each was chosen by measurements on CPUs only
 (``benchmarks/changes.md``), so a tensor on any other device takes torch's own route (``torch.tanh``,
 autograd's per-step weight gradients, one encoder row per hypothesis, fairseq's own --amp) until a route has been measured there (issue 42:
-``scripts/gpu_check.sh``).
+``tooling/gpu_check.sh``).
 
 The processor a measurement names: ``cpuinfo_field``, and the instruction sets its speed depends
-on, ``ISA_FLAGS`` (``machine_line``: "model name<TAB>flags", for scripts/reproduce_results.sh;
-scripts/benchmark.py reads them here).
+on, ``ISA_FLAGS`` (``machine_line``: "model name<TAB>flags", for tooling/reproduce_results.sh;
+tooling/benchmark.py reads them here).
 """
 
 from pathlib import Path
@@ -36,6 +36,6 @@ def isa_flags() -> list[str]:
 
 
 def machine_line() -> str:
-    """The machine a stage of scripts/reproduce_results.sh ran on: its model name, a tab, and the
+    """The machine a stage of tooling/reproduce_results.sh ran on: its model name, a tab, and the
     ISA_FLAGS it has ("none" for none)."""
     return f"{cpuinfo_field('model name')}\t{' '.join(isa_flags()) or 'none'}"

@@ -1,4 +1,4 @@
-"""scripts/publish_results.py --page alignment (scripts/alignment_page.py, issue 41): the page's
+"""tooling/publish_results.py --page alignment (tooling/alignment_page.py, issue 41): the page's
 rows are the AER reports' own, the best row and the verdicts follow from them, the guided model's
 BLEU cost is the unguided minus the guided, a stage not run is named, and README.md gains a link."""
 
@@ -60,7 +60,7 @@ def align_reports(work: Path) -> Path:
         align / "align_load.test.json",
         {
             "environment": {"device": "AMD EPYC, 2 cores", "threads": "1", "torch": "2.13.0+cpu", "date": "2026-12-05 03:40 UTC"},
-            "command": "python scripts/align_load.py ...",
+            "command": "python tooling/align_load.py ...",
             "directions": "both, symmetrised (grow-diag-final-and)",
             "rows": [{"pairs": 3000, "seconds": 61.5, "peak_mb": 800.0, "pairs_per_second": 48.8}],
         },
@@ -73,7 +73,7 @@ def test_alignment_page_reads_the_aligners_reports_and_says_what_holds(tmp_path)
     align_reports(work)
     out.mkdir()
     (out / "README.md").write_text(PUBLISHED)
-    run(sys.executable, "scripts/publish_results.py", "--work", str(work), "--out", str(out), "--page", "alignment")
+    run(sys.executable, "tooling/publish_results.py", "--work", str(work), "--out", str(out), "--page", "alignment")
     page = (out / "alignment.md").read_text()
     assert "| diagonal | diagonal | 0.450 | 0.320 | 0.590 | 100 |" in page
     assert "| eflomal | intersect | 0.900 | 0.900 | 0.078 | 100 |" in page
@@ -109,7 +109,7 @@ def test_guided_verdict_weighs_aer_against_eflomal_and_bleu_against_the_unguided
             "training": {"rnnsearch_small": training, "rnnsearch_small_guided": {**training, "alignment_lambda": 2.0}},
         },
     )
-    run(sys.executable, "scripts/publish_results.py", "--work", str(work), "--out", str(out), "--page", "alignment")
+    run(sys.executable, "tooling/publish_results.py", "--work", str(work), "--out", str(out), "--page", "alignment")
     page = (out / "alignment.md").read_text()
     assert "| rnnsearch_small_guided | 22.10 | 50.00 | 30.00 | 6000 | 2.100 | 2.08 |" in page
     assert "the guided one with `--alignment-lambda 2` (docs/training.md)" in page
@@ -124,7 +124,7 @@ def test_guided_verdict_weighs_aer_against_eflomal_and_bleu_against_the_unguided
 def test_alignment_page_without_the_stage_ends_in_one_line(tmp_path):
     done = run(
         sys.executable,
-        "scripts/publish_results.py",
+        "tooling/publish_results.py",
         "--work",
         str(tmp_path),
         "--out",

@@ -1,4 +1,4 @@
-"""scripts/benchmark.py's sections come from one registry (``scripts/benchmarking/registry.py``):
+"""tooling/benchmark.py's sections come from one registry (``tooling/benchmarking/registry.py``):
 an entry there is a --sections choice, runs, and adds its table to OUT/results.md, and a section
 brings along the sections it reads."""
 
@@ -9,7 +9,7 @@ import sys
 import pytest
 from conftest import REPO
 
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "tooling"))
 import benchmark  # noqa: E402
 from benchmarking.registry import SECTIONS, Section, to_run  # noqa: E402
 
@@ -36,7 +36,7 @@ def test_a_registered_section_is_chosen_run_and_reported(tmp_path, monkeypatch, 
             "python": "3.11",
             "date": "2026-12-01 00:00 UTC",
         },
-        "command": "python scripts/benchmark.py",
+        "command": "python tooling/benchmark.py",
         "peaks": {},
     }
     (tmp_path / "results.json").write_text(json.dumps(earlier))

@@ -1,4 +1,4 @@
-"""scripts/gpu_check.sh, the GPU check of issue 42, at toy sizes on the CPU (``--device cpu``), so
+"""tooling/gpu_check.sh, the GPU check of issue 42, at toy sizes on the CPU (``--device cpu``), so
 that it still runs whenever a GPU is at hand: every check passes and every figure the GPU run
 reports is there. Its tests stage runs model tests the suite runs anyway, so here it is left out
 and only what it names is checked to exist."""
@@ -10,7 +10,7 @@ import sys
 
 from conftest import REPO
 
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "tooling"))
 import gpu_check  # noqa: E402
 
 
@@ -27,7 +27,7 @@ def test_cpu_run_passes_and_reports_every_figure(tmp_path):
     result = subprocess.run(
         [
             "bash",
-            "scripts/gpu_check.sh",
+            "tooling/gpu_check.sh",
             "--device",
             "cpu",
             "--out",

@@ -1,4 +1,4 @@
-"""scripts/reproduce_results.sh and scripts/publish_results.py (issue 7's results page, issue 39's
+"""tooling/reproduce_results.sh and tooling/publish_results.py (issue 7's results page, issue 39's
 directions page), on the session's tiny checkpoint: the page's figures are the reports' own, the
 length gap is the Figure 2 buckets' BLEU, and bad requests end in one line."""
 
@@ -103,10 +103,10 @@ def test_results_page_reports_the_evaluations_figures(evaluation, multi30k, chec
     work.mkdir()
     fake_work(multi30k, out, aer, work)
     readme = tmp_path / "README.md"
-    readme.write_text("# top\n<!-- results: scripts/publish_results.py -->\nstale figures\n<!-- /results -->\nrest\n")
+    readme.write_text("# top\n<!-- results: tooling/publish_results.py -->\nstale figures\n<!-- /results -->\nrest\n")
     (tmp_path / "page").mkdir()
     (tmp_path / "page" / "directions.md").write_text("# Either direction\n")  # published before: README.md links it
-    run(sys.executable, "scripts/publish_results.py", "--work", str(work), "--out", str(tmp_path / "page"), "--readme", str(readme))
+    run(sys.executable, "tooling/publish_results.py", "--work", str(work), "--out", str(tmp_path / "page"), "--readme", str(readme))
     page = (tmp_path / "page" / "README.md").read_text()
     tiny, trained = report["systems"]["tiny"], report["training"]["tiny"]
     assert (
@@ -159,7 +159,7 @@ def test_results_page_reports_the_evaluations_figures(evaluation, multi30k, chec
         assert (tmp_path / "page" / copied).stat().st_size > 0
     assert not (tmp_path / "page" / "multi30k.test" / "translations").exists()
     top = readme.read_text()
-    assert top.startswith("# top\n<!-- results: scripts/publish_results.py -->\n") and top.endswith("<!-- /results -->\nrest\n")
+    assert top.startswith("# top\n<!-- results: tooling/publish_results.py -->\n") and top.endswith("<!-- /results -->\nrest\n")
     assert "stale figures" not in top and "leads the lstm by +0.50" in top
     assert f"| rnnsearch_small | 20.50 | {tiny['chrf']:.2f} | {tiny['no_unk_sacrebleu']:.2f} |" in top
     assert "| rnnsearch_small | 3 | 52.00 ± 2.00 | 42.00 ± 2.00 |" in top  # the seeds in brief
@@ -229,7 +229,7 @@ def test_directions_page_from_the_new_stages_alone_keeps_the_published_page(eval
     (out / "hansards.test").mkdir(parents=True)
     shutil.copyfile(REPO / "docs" / "results" / "hansards.test" / "report.json", out / "hansards.test" / "report.json")
     (out / "README.md").write_text(PUBLISHED)
-    publish = [sys.executable, "scripts/publish_results.py", "--work", str(work), "--out", str(out)]
+    publish = [sys.executable, "tooling/publish_results.py", "--work", str(work), "--out", str(out)]
     whole = run(*publish, check=False)  # the main page needs the main stages' reports
     assert whole.returncode == 1 and "(for the directions stages alone: --page directions)" in whole.stderr
     run(*publish, "--page", "directions")
@@ -272,14 +272,14 @@ def test_directions_page_from_the_new_stages_alone_keeps_the_published_page(eval
 
 
 def test_results_scripts_refuse_unknown_stages_and_missing_reports(tmp_path):
-    stage = run("bash", "scripts/reproduce_results.sh", "hansards", "evaluate", check=False)
+    stage = run("bash", "tooling/reproduce_results.sh", "hansards", "evaluate", check=False)
     assert stage.returncode == 2
     assert stage.stderr.strip() == (
         "reproduce_results.sh: error: unknown stage 'evaluate' (stages: prepare hansards "
         "hansards-evaluate multi30k-dropout multi30k-rate multi30k-seeds multi30k-pair "
         "multi30k-evaluate multi30k-directions hansards-fr-en hansards-align hansards-guided publish)"
     )
-    publish = run(sys.executable, "scripts/publish_results.py", "--work", str(tmp_path), "--out", str(tmp_path / "page"), check=False)
+    publish = run(sys.executable, "tooling/publish_results.py", "--work", str(tmp_path), "--out", str(tmp_path / "page"), check=False)
     assert publish.returncode == 1 and len(publish.stderr.strip().splitlines()) == 1
     assert "no report for hansards.test or multi30k.test/test1" in publish.stderr
     assert not (tmp_path / "page").exists()
@@ -289,14 +289,14 @@ def test_best_trial_is_the_lowest_dev_loss_and_refuses_what_it_cannot_compare(tm
     first = trial(tmp_path / "m.t1", "--dropout 0.3", "--lr 0.002", [2.0, 1.60])
     second = trial(tmp_path / "m.t2", "--dropout 0.5", "--lr 0.002", [1.55, 1.70])
     third = trial(tmp_path / "m.t3", "--dropout 0.4", "--lr 0.002", [1.55])
-    chosen = run(sys.executable, "scripts/best_trial.py", str(first), str(second), str(third))
+    chosen = run(sys.executable, "tooling/best_trial.py", str(first), str(second), str(third))
     assert chosen.stdout == f"{second}\n"  # 1.55 is lowest; the tie goes to the trial named first
     (tmp_path / "m.t4").mkdir()
-    missing = run(sys.executable, "scripts/best_trial.py", str(first), str(tmp_path / "m.t4"), check=False)
+    missing = run(sys.executable, "tooling/best_trial.py", str(first), str(tmp_path / "m.t4"), check=False)
     assert missing.returncode == 1
     assert missing.stderr == f"best_trial.py: error: {tmp_path / 'm.t4' / 'train.log'} does not exist: run the trial's stage first\n"
     (third / "train.log").write_text("'sentence_avg': True\n" + training_log([1.0]))
-    units = run(sys.executable, "scripts/best_trial.py", str(first), str(third), check=False)
+    units = run(sys.executable, "tooling/best_trial.py", str(first), str(third), check=False)
     assert units.returncode == 1 and "different units" in units.stderr
 
 
@@ -394,7 +394,7 @@ def test_multi30k_stages_give_both_models_the_same_trials_and_run_each_ones_best
         "DEV_LOSSES": json.dumps(losses),
     }
     stages = ["multi30k-dropout", "multi30k-rate", "multi30k-seeds", "multi30k-pair"]
-    result = subprocess.run(["bash", "scripts/reproduce_results.sh", *stages], env=env, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(["bash", "tooling/reproduce_results.sh", *stages], env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     calls = {}
     for line in (tmp_path / "calls.jsonl").read_text().splitlines():
@@ -437,7 +437,7 @@ def test_multi30k_stages_give_both_models_the_same_trials_and_run_each_ones_best
     (tmp_path / "calls.jsonl").unlink()
     interrupted = tmp_path / "work" / "checkpoints" / "multi30k" / "lstm.t2" / "train.log"
     interrupted.write_text(interrupted.read_text().replace("done training in 120.0 seconds\n", ""))
-    again = subprocess.run(["bash", "scripts/reproduce_results.sh", *stages], env=env, capture_output=True, text=True, timeout=600)
+    again = subprocess.run(["bash", "tooling/reproduce_results.sh", *stages], env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
     assert [
         Path(json.loads(line)[json.loads(line).index("--save-dir") + 1]).name

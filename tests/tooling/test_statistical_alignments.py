@@ -1,4 +1,4 @@
-"""scripts/statistical_alignments.py (issue 41, eflomal beside RNNsearch): the training text brought
+"""tooling/statistical_alignments.py (issue 41, eflomal beside RNNsearch): the training text brought
 to the alignment gold's tokenisation, checked on hand-written lines and on the gold itself; eflomal
 run for real on 2,000 Hansards pairs, prepared as prepare_data.py's word scheme writes them: the
 gold's links (in the gold's orientation, each symmetrisation, far better than the diagonal) and
@@ -20,7 +20,7 @@ from rnnsearch_plugin.analysis.links import parse_pharaoh_line
 from rnnsearch_plugin.data.schemes import moses_tokenize
 from rnnsearch_plugin.data.textio import read_lines
 
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "tooling"))
 import statistical_alignments  # noqa: E402
 
 GOLD = Path(SHARED_DATA) / "alignment-gold"

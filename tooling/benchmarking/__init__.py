@@ -1,4 +1,4 @@
-"""The parts of ``scripts/benchmark.py``, one job each:
+"""The parts of ``tooling/benchmark.py``, one job each:
 
 workers.py          what runs inside one measurement process (``benchmark.py --worker KIND JOB``)
 sections.py         one function per section: its variants alternated, each run in a fresh process

@@ -1,0 +1,52 @@
+"""The README's figures come from result files: its two commands' block is what
+tooling/readme_figures.py writes from benchmarks/readme_commands.json (and its test count is the
+suite's), and every figure of its speed table is in the benchmark file the section names."""
+
+import json
+import re
+import subprocess
+import sys
+
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "tooling"))
+import readme_figures  # noqa: E402
+
+README = (REPO / "README.md").read_text()
+
+
+def section(title: str) -> str:
+    return README.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_commands_figures_are_those_recorded():
+    figures = json.loads(readme_figures.FIGURES.read_text())
+    recorded = readme_figures.BLOCK.search(README)
+    assert recorded is not None and recorded.group(0) == recorded.group(1) + readme_figures.block(figures) + recorded.group(2)
+    assert {"quickstart", "tests"} <= set(figures)
+
+
+def test_the_test_count_is_the_suites():
+    """Every test the suite collects passed or skipped in the recorded run: a test added or removed
+    since asks for the suite to be measured again (tooling/readme_figures.py tests)."""
+    tests = json.loads(readme_figures.FIGURES.read_text())["tests"]
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    count = re.search(r"^(\d+) tests? collected", collected.stdout, re.M)
+    assert count is not None, collected.stdout[-2000:]
+    assert tests["passed"] + tests["skipped"] + tests["failed"] == int(count.group(1))
+    assert tests["failed"] == 0
+
+
+def test_every_speed_figure_is_in_the_benchmark_file_it_names():
+    speed = section("Speed")
+    (source,) = re.findall(r"\]\((benchmarks/results[^)]*\.md)\)", speed)
+    measured = (REPO / source).read_text()
+    table = "\n".join(line for line in speed.splitlines() if line.startswith("| ") and "---" not in line)
+    figures = re.findall(r"\d+\.\d+(?:-\d+\.\d+)?|\d+%", table)
+    assert len(figures) >= 10
+    assert not [figure for figure in figures if figure not in measured]

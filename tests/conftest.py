@@ -110,6 +110,13 @@ def on_device(device):
     torch.set_default_device(None)
 
 
+@pytest.fixture(params=["reference", "cpu"])
+def engine(request) -> str:
+    """``--engine``: the reference (``models/``) and the CPU engine (``speed/cpu.py``), which the
+    model tests run alike (``auto`` is one of them on each device)."""
+    return request.param
+
+
 @pytest.fixture(params=["rnnsearch", "rnnencdec"])
 def kind(request) -> str:
     return request.param

@@ -15,9 +15,8 @@ about fairseq's code on a CPU, make ``--amp`` on a CPU stop on a non-finite grad
 program that drives fairseq itself (its ``Trainer``, say) installs them with
 ``rnnsearch_plugin.fairseq_fixes.install()``. The Python API: ``load`` (``hub.py``).
 
-    models/          the paper's model, one module per part (Appendix A, B.1)
-    speed/           what makes it fast: tanh, beam-search row layout, per-sequence weight
-                     gradients, bfloat16 on the CPU, the analytic FLOP count
+    models/          the paper's model, one module per part (Appendix A, B.1): the reference
+    speed/           the engine that runs the same parameters faster (--engine), the FLOP count
     criterions/      chunked_cross_entropy
     optim/           rnnsearch_adadelta (Appendix B.2)
     fairseq_fixes/   each repair of fairseq in its own module

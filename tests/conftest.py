@@ -24,6 +24,7 @@ from fairseq.data import Dictionary
 
 from rnnsearch_plugin import load  # importing the plugin registers the models (load installs its repairs)
 from rnnsearch_plugin.data.textio import read_lines
+from rnnsearch_plugin.models.attention import ATTENTIONS
 from rnnsearch_plugin.models.rnnsearch import RNNEncDecConfig, RNNEncDecModel, RNNSearchConfig, RNNSearchModel
 
 SHARED_DATA = os.environ.get("SHARED_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"))
@@ -110,15 +111,26 @@ def on_device(device):
     torch.set_default_device(None)
 
 
+@pytest.fixture(params=["reference", "cpu"])
+def engine(request) -> str:
+    """``--engine``: the reference (``models/``) and the CPU engine (``speed/cpu.py``), which the
+    model tests run alike (``auto`` is one of them on each device)."""
+    return request.param
+
+
 @pytest.fixture(params=["rnnsearch", "rnnencdec"])
 def kind(request) -> str:
     return request.param
 
 
-@pytest.fixture(
-    params=[{"kind": "rnnsearch"}, {"kind": "rnnsearch", "attention": "general"}, {"kind": "rnnencdec"}],
-    ids=["rnnsearch", "rnnsearch-general", "rnnencdec"],
-)
+VARIANTS = {
+    "rnnsearch": {"kind": "rnnsearch"},
+    **{f"rnnsearch-{name}": {"kind": "rnnsearch", "attention": name} for name in ATTENTIONS if name != "additive"},
+    "rnnencdec": {"kind": "rnnencdec"},
+}
+
+
+@pytest.fixture(params=list(VARIANTS.values()), ids=list(VARIANTS))
 def variant(request) -> dict[str, str]:
     """``build``'s arguments for each model and, for RNNsearch, each attention of ``--attention``
     that is not the default: the tests that every attention must pass take this."""

@@ -1,11 +1,12 @@
-"""The paper's model, one module per part (Sections 3-4, Appendix A, B.1):
+"""The paper's model, one module per part (Sections 3-4, Appendix A, B.1): the reference, read
+top to bottom with the paper open (``speed/`` runs the same parameters faster, ``--engine``):
 
 - ``gru``: the gated hidden unit (A.1.1) and its masked recurrence over a padded batch;
 - ``encoder``: the bidirectional encoder (3.2, A.2.1), unidirectional for RNNencdec;
 - ``attention``: the alignment model (3.1, A.1.2), and the contract another score keeps;
-- ``context``: the context c_i each decoding step reads: attended (Eq. 5) or fixed (RNNencdec);
 - ``deep_output``: the deep output with one maxout layer (A.2.2);
-- ``decoder``: the conditional GRU decoder (A.2.2);
+- ``decoder``: the conditional GRU decoder (A.2.2), its loop the equations in their order;
 - ``initialization``: the parameter initialisation (B.1);
-- ``rnnsearch``: the ``rnnsearch`` and ``rnnencdec`` fairseq models and their architectures (4.2, A.2.3).
+- ``rnnsearch``: the ``rnnsearch`` and ``rnnencdec`` fairseq models and their architectures (4.2,
+  A.2.3), and the one place where the engine is chosen.
 """

@@ -5,9 +5,9 @@ Appendix A.2.2:
     t_i  = [max{t~_{i,k(j-1)+1}, ..., t~_{i,kj}}]_{j=1..l}       (pool size k, 2 in the paper)
     p(y_i | ...) proportional to exp(y_i^T W_o t_i)
 
-It has no recurrence, so the decoder applies it to all target positions at once. ``forward`` gives
-t_i (dropped out in training), the decoder's features; ``output_projection`` is W_o, which the
-decoder's ``output_layer`` applies, or ``criterions/chunked_cross_entropy.py`` a chunk of positions at a time.
+``forward`` gives t_i (dropped out in training), the decoder's features; ``output_projection`` is
+W_o, which the decoder's ``output_layer`` applies, or ``criterions/chunked_cross_entropy.py`` a
+chunk of positions at a time.
 """
 
 from torch import Tensor, nn
@@ -33,12 +33,11 @@ class MaxoutDeepOutput(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.output_projection = nn.Linear(maxout_units, vocab_size)  # W_o (+ bias)
 
-    def input_terms(self, embedded: Tensor, context_terms: Tensor) -> Tensor:
-        """The terms of t~ that do not depend on the state: V_o E y + C_o c (``context_terms``,
-        projected by the caller: ``context_projection`` commutes with the attention's sum)."""
-        return self.embedding_projection(embedded) + context_terms
+    def forward(self, state: Tensor, embedded: Tensor, context: Tensor) -> Tensor:
+        """s: ... x n, E y_{i-1}: ... x m, c_i: ... x 2n -> t_i: ... x l."""
+        pre_maxout = self.state_projection(state) + self.embedding_projection(embedded) + self.context_projection(context)  # t~_i
+        return self.maxout(pre_maxout)
 
-    def forward(self, states: Tensor, input_terms: Tensor) -> Tensor:
-        """states: ... x n, input_terms: ... x k*l (broadcastable) -> t: ... x l."""
-        pre_maxout = self.state_projection(states) + input_terms  # ... x (l k)
-        return self.dropout(pre_maxout.unflatten(-1, (-1, self.pool_size)).amax(-1))  # the maximum of each pool
+    def maxout(self, pre_maxout: Tensor) -> Tensor:
+        """t~: ... x (l k) -> t: ... x l, the maximum of each pool of k (dropped out in training)."""
+        return self.dropout(pre_maxout.unflatten(-1, (-1, self.pool_size)).amax(-1))

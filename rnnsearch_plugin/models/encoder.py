@@ -2,13 +2,13 @@
 unidirectional RNN of the RNNencdec baseline (Cho et al. 2014a; A.2.2's closing note).
 
 Both return a dict of batch-first tensors in the coordinates of ``src_tokens`` (whatever the
-padding side), so attention weights map straight back onto source positions. Beam search
-reorders them into one row per group of hypotheses of a sentence (G rows; ``speed/beam_reordering.py``):
+padding side), so attention weights map straight back onto source positions:
 
     "annotations":  B x S x 2n   h_j = [fwd h_j ; bwd h_j]            (RNNsearch only)
     "summary":      B x n        bwd h_1 (RNNsearch, feeds s_0) or fwd h_{T_x} (RNNencdec, = c)
     "padding_mask": B x S        True on padding
-    "sentence":     B            the row's source sentence (one per hypothesis in beam search)
+
+Beam search holds one row per hypothesis: ``reorder_encoder_out`` selects rows.
 """
 
 from typing import Optional
@@ -17,8 +17,6 @@ import torch
 from fairseq.models import FairseqEncoder
 from torch import Tensor, nn
 
-from ..speed.beam_reordering import SENTENCE, select_rows
-from ..speed.precision import cpu_autocast
 from .gru import GatedRecurrentUnit, run_masked_recurrence
 
 EncoderOut = dict[str, Tensor]
@@ -28,8 +26,7 @@ class RecurrentEncoder(FairseqEncoder):
     """Shared source embedding E-bar (A.2.1) feeding one GRU, or two GRUs read in opposite
     directions when ``bidirectional`` (their weights are separate, the embedding is shared).
     ``dropout_out`` drops units of the annotations h_j in training (not in the paper; fairseq's
-    lstm drops its encoder outputs the same way). ``cpu_bfloat16``: run under bfloat16 autocast on
-    the CPU (``speed/precision.py``; set by the model)."""
+    lstm drops its encoder outputs the same way)."""
 
     def __init__(
         self,
@@ -50,34 +47,29 @@ class RecurrentEncoder(FairseqEncoder):
         self.backward_rnn = GatedRecurrentUnit(embed_dim, hidden_size) if bidirectional else None
         self.hidden_size = hidden_size
         self.max_source_positions = max_positions
-        self.cpu_bfloat16 = False
 
     @property
     def annotation_size(self) -> int:
         return 2 * self.hidden_size if self.backward_rnn is not None else self.hidden_size
 
     def forward(self, src_tokens: Tensor, src_lengths: Optional[Tensor] = None) -> EncoderOut:
-        with cpu_autocast(self.cpu_bfloat16, src_tokens):
-            return self._encode(src_tokens)
-
-    def _encode(self, src_tokens: Tensor) -> EncoderOut:
         mask = src_tokens.ne(self.padding_idx)  # B x S
-        rows = {"padding_mask": ~mask, SENTENCE: torch.arange(len(src_tokens), device=src_tokens.device)}
-        embedded = self.dropout_in(self.embed_tokens(src_tokens))  # B x S x m
+        embedded = self.dropout_in(self.embed_tokens(src_tokens))  # E-bar x_j: B x S x m
         forward_states, last_forward = run_masked_recurrence(self.forward_rnn, self.forward_rnn.input_projection(embedded), mask)
         if self.backward_rnn is None:
-            return {"summary": last_forward, **rows}
+            return {"summary": last_forward, "padding_mask": ~mask}  # c = fwd h_{T_x}
         backward_states, first_backward = run_masked_recurrence(
             self.backward_rnn, self.backward_rnn.input_projection(embedded), mask, reverse=True
         )
         return {
-            "annotations": self.dropout_out(torch.cat([forward_states, backward_states], dim=-1)),
-            "summary": first_backward,
-            **rows,
+            "annotations": self.dropout_out(torch.cat([forward_states, backward_states], dim=-1)),  # h_j
+            "summary": first_backward,  # bwd h_1
+            "padding_mask": ~mask,
         }
 
     def reorder_encoder_out(self, encoder_out: EncoderOut, new_order: Tensor) -> EncoderOut:
-        return select_rows(encoder_out, new_order)  # every tensor but SENTENCE: one row per group
+        """Beam search: row r of the result is row ``new_order[r]``."""
+        return {key: tensor.index_select(0, new_order) for key, tensor in encoder_out.items()}
 
     def max_positions(self) -> int:
         return self.max_source_positions

@@ -6,17 +6,12 @@
     h_i = (1 - z_i) o h_{i-1} + z_i o h~_i
 
 This differs from ``torch.nn.GRU`` (the cuDNN variant), which resets *after* the product,
-r o (U h + b), and interpolates the other way round. The terms that do not depend on
-h_{i-1} (W x_i, C c_i and the biases) are computed by the caller, for all positions at once
-where possible, and passed in as ``input_terms``.
+r o (U h + b), and interpolates the other way round. The terms that do not depend on h_{i-1}
+(W x_i + b, and C c_i in the decoder) are the caller's, passed in as ``input_terms``.
 """
 
 import torch
 from torch import Tensor, nn
-
-from ..speed.activations import tanh
-from ..speed.precision import state_dtype
-from ..speed.step_products import StepProduct, StepProducts, direct
 
 
 class GatedRecurrentUnit(nn.Module):
@@ -35,35 +30,28 @@ class GatedRecurrentUnit(nn.Module):
         gates = self.gate_recurrence.weight  # 2n x n: [U_z; U_r]
         return [gates[:n], gates[n:], self.candidate_recurrence.weight]
 
-    def forward(self, input_terms: Tensor, hidden: Tensor, products: StepProduct = direct) -> Tensor:
-        """input_terms: B x 3n (W x + C c + b, gates z, r, candidate); hidden: B x n -> B x n.
-        ``products`` takes the products with U_z, U_r, U (``speed/step_products.py`` in a recurrence).
-
-        Under bfloat16 autocast (``speed/precision.py``) the gates and the products run in bfloat16 on
-        one bfloat16 copy of the float32 state, and the interpolation in float32."""
+    def forward(self, input_terms: Tensor, hidden: Tensor) -> Tensor:
+        """input_terms: B x 3n (the z, r and candidate terms that do not read h_{i-1}); hidden h_{i-1}: B x n -> h_i: B x n."""
         x_z, x_r, x_h = input_terms.chunk(3, dim=-1)
-        product_input = hidden.to(input_terms.dtype)  # a no-op unless hidden is a float32 state under autocast
-        u_z, u_r = products(product_input, self.gate_recurrence).chunk(2, dim=-1)
-        update = torch.sigmoid(x_z + u_z)
-        reset = torch.sigmoid(x_r + u_r)
-        candidate = tanh(x_h + products(reset * product_input, self.candidate_recurrence))
-        return torch.lerp(hidden, candidate.to(hidden.dtype), update.to(hidden.dtype))  # (1 - z) o h + z o h~
+        u_z, u_r = self.gate_recurrence(hidden).chunk(2, dim=-1)
+        update = torch.sigmoid(x_z + u_z)  # z_i
+        reset = torch.sigmoid(x_r + u_r)  # r_i
+        candidate = torch.tanh(x_h + self.candidate_recurrence(reset * hidden))  # h~_i
+        return (1 - update) * hidden + update * candidate
 
 
 def run_masked_recurrence(cell: GatedRecurrentUnit, input_terms: Tensor, mask: Tensor, reverse: bool = False) -> tuple[Tensor, Tensor]:
-    """Run ``cell`` over the time axis of a padded batch.
+    """Run ``cell`` over the time axis of a padded batch (A.2.1), h_0 = 0.
 
     input_terms: B x T x 3n; mask: B x T (True on real tokens). A padded position leaves the
     state unchanged, so left and right padding give the same states at real positions, and the
     final state is h_{T_x} of the sentence (forward) or h_1 (reverse, the backward RNN).
-    Returns (states B x T x n, final state B x n); h_0 = 0 (A.2.1), in ``state_dtype``.
+    Returns (states B x T x n, final state B x n).
     """
-    hidden = input_terms.new_zeros(input_terms.shape[0], cell.hidden_size, dtype=state_dtype(input_terms))
-    states, products = [], StepProducts(input_terms)
-    steps = list(zip(input_terms.unbind(1), mask[..., None].unbind(1)))  # one slice op each
-    for step_inputs, step_mask in reversed(steps) if reverse else steps:
-        hidden = torch.where(step_mask, cell(step_inputs, hidden, products.multiply), hidden)
-        states.append(hidden)
-    if reverse:
-        states.reverse()
+    hidden = input_terms.new_zeros(input_terms.shape[0], cell.hidden_size)
+    positions = range(input_terms.size(1))
+    states = [hidden] * len(positions)
+    for j in reversed(positions) if reverse else positions:
+        hidden = torch.where(mask[:, j, None], cell(input_terms[:, j], hidden), hidden)
+        states[j] = hidden
     return torch.stack(states, dim=1), hidden

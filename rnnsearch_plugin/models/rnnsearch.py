@@ -20,11 +20,9 @@ from omegaconf import II
 from .. import hub
 from ..fairseq_fixes.alignment_options import check_options
 from ..fairseq_fixes.cli_errors import UserInputError
-from ..speed import precision
-from ..speed.routes import measured_on
+from ..speed import engines, precision
 from .attention import ATTENTIONS, Attention
-from .decoder import READOUT_STATES, ConditionalGRUDecoder
-from .encoder import RecurrentEncoder
+from .decoder import READOUT_STATES
 from .initialization import initialize_parameters
 
 logger = logging.getLogger(__name__)
@@ -51,6 +49,14 @@ class RNNEncDecConfig(FairseqDataclass):
     decoder_dropout_out: Optional[float] = field(default=None, metadata={"help": "dropout on the maxout layer t_i (default: --dropout)"})
     max_source_positions: int = field(default=1024, metadata={"help": "longest source accepted"})
     max_target_positions: int = field(default=1024, metadata={"help": "longest target accepted"})
+    engine: ChoiceEnum(list(engines.ENGINES)) = field(  # type: ignore[valid-type]
+        default="auto",
+        metadata={
+            "help": "what runs the model's equations (speed/engines.py): 'reference' = models/ as written; "
+            "'cpu' = the CPU engine (speed/cpu.py), the same parameters a faster way; 'auto' = the engine "
+            "measured on the model's device (the CPU engine on a CPU), the reference elsewhere"
+        },
+    )
     amp: bool = II("common.amp")  # --amp: on a CPU, bfloat16 products (speed/precision.py)
 
 
@@ -94,28 +100,34 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
 
     @classmethod
     def build_model(cls, cfg: Any, task: Any) -> "RNNSearchModel":
-        encoder = RecurrentEncoder(
-            task.source_dictionary,
-            cfg.encoder_embed_dim,
-            cfg.encoder_hidden_size,
-            bidirectional=cls.attentive,
-            dropout_in=resolved_dropout(cfg, "encoder_dropout_in"),
-            dropout_out=safe_getattr(cfg, "encoder_dropout_out", 0.0),
-            max_positions=cfg.max_source_positions,
-        )
-        decoder = ConditionalGRUDecoder(
-            task.target_dictionary,
-            cfg.decoder_embed_dim,
-            cfg.decoder_hidden_size,
-            context_size=encoder.annotation_size,
-            summary_size=cfg.encoder_hidden_size,
-            maxout_units=cfg.decoder_out_embed_dim,
-            maxout_pool_size=cfg.maxout_pool_size,
-            attention=cls.build_attention(cfg, encoder.annotation_size),
-            readout_state=str(cfg.readout_state),
-            dropout_in=resolved_dropout(cfg, "decoder_dropout_in"),
-            dropout_out=resolved_dropout(cfg, "decoder_dropout_out"),
-            max_positions=cfg.max_target_positions,
+        """The encoder and decoder of the engine ``--engine`` names (checkpoints that predate the
+        option: auto): the one place where the engine is chosen."""
+        annotation_size = 2 * cfg.encoder_hidden_size if cls.attentive else cfg.encoder_hidden_size
+        encoder, decoder = engines.build(
+            str(safe_getattr(cfg, "engine", None) or "auto"),
+            encoder=dict(
+                dictionary=task.source_dictionary,
+                embed_dim=cfg.encoder_embed_dim,
+                hidden_size=cfg.encoder_hidden_size,
+                bidirectional=cls.attentive,
+                dropout_in=resolved_dropout(cfg, "encoder_dropout_in"),
+                dropout_out=safe_getattr(cfg, "encoder_dropout_out", 0.0),
+                max_positions=cfg.max_source_positions,
+            ),
+            decoder=dict(
+                dictionary=task.target_dictionary,
+                embed_dim=cfg.decoder_embed_dim,
+                hidden_size=cfg.decoder_hidden_size,
+                context_size=annotation_size,
+                summary_size=cfg.encoder_hidden_size,
+                maxout_units=cfg.decoder_out_embed_dim,
+                maxout_pool_size=cfg.maxout_pool_size,
+                attention=cls.build_attention(cfg, annotation_size),
+                readout_state=str(cfg.readout_state),
+                dropout_in=resolved_dropout(cfg, "decoder_dropout_in"),
+                dropout_out=resolved_dropout(cfg, "decoder_dropout_out"),
+                max_positions=cfg.max_target_positions,
+            ),
         )
         model = cls(encoder, decoder)
         initialize_parameters(model)
@@ -124,10 +136,8 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
 
     def set_cpu_bfloat16(self, requested: bool) -> bool:
         """Run the encoder and decoder under bfloat16 autocast on the CPU (``speed/precision.py``) if
-        ``requested`` and the processor has bfloat16 arithmetic; whether it does so."""
-        enabled = precision.cpu_bfloat16_available(requested)
-        self.encoder.cpu_bfloat16 = self.decoder.cpu_bfloat16 = enabled
-        return enabled
+        ``requested``, the engine has the route and the processor has bfloat16 arithmetic; whether it does so."""
+        return engines.set_bfloat16(self, requested)
 
     def prepare_for_inference_(self, cfg: Any) -> None:
         """fairseq-generate, fairseq-interactive and the hub call this once the model is on its
@@ -136,7 +146,7 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
         in bfloat16, its weights stored in bfloat16 once (autocast would cast them again at every
         decoding step)."""
         check_options(self, cfg.generation)
-        on_cpu = measured_on(next(self.parameters()).device)
+        on_cpu = next(self.parameters()).device.type == "cpu"
         if self.set_cpu_bfloat16(on_cpu and bool(safe_getattr(cfg.common, "amp", False))):
             self.to(torch.bfloat16)
             logger.info(f"translating with {precision.SUMMARY}")
@@ -144,7 +154,7 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
 
     def extra_repr(self) -> str:
         """Named in the model summary fairseq-train logs."""
-        return precision.SUMMARY if self.decoder.cpu_bfloat16 else ""
+        return precision.SUMMARY if engines.bfloat16(self) else ""
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True, model_cfg: Any = None, args: Any = None) -> Any:
         """Refuse, in one line, dictionaries that do not match the checkpoint's."""

@@ -1,9 +1,16 @@
-"""What makes the model fast without changing what it computes:
+"""The engine: the model of ``models/`` run a faster way on the same parameters, chosen once when
+the model is built (``--engine``, ``engines``); nothing in ``models/`` but ``rnnsearch.py``'s
+``build_model`` knows it is here.
 
+- ``engines``: the engines by name (``auto``, ``reference``, ``cpu``) and bfloat16's switch;
+- ``cpu``: the CPU engine, the encoder and decoder subclassed, their recurrences replaced;
+- ``recurrence``: the gated unit's step and masked recurrence with the tricks below;
+- ``context``: c_i into the GRU and the deep output, in training and in decoding;
+- ``scores``: the attention in beam search's group layout, fast routes for the known scores;
 - ``activations``: tanh by the fastest exact route of the processor's kernels;
 - ``beam_reordering``: beam search's rows, the source side held once per sentence;
 - ``step_products``: a recurrence's weight gradients in one product per sequence;
 - ``precision``: bfloat16 products on the CPU (``--amp``), states and softmax in float32;
-- ``routes``: the devices these routes serve (the CPU, where they were measured);
+- ``routes``: the devices these routes were measured on (the CPU);
 - ``flops``: the analytic multiply-add count of A.2, for model-FLOP utilisation.
 """

@@ -7,7 +7,6 @@ from conftest import SOURCES, TARGETS, build, pad_batch
 from fairseq.sequence_generator import SequenceGenerator
 
 from rnnsearch_plugin.models.attention import ATTENTIONS, Attention
-from rnnsearch_plugin.speed.routes import measured_on
 
 
 def forward_log_probs(model, sources, targets, left_pad=True):
@@ -32,8 +31,8 @@ def within_beams(rows: int, step: int, generator: torch.Generator) -> torch.Tens
 
 
 @pytest.mark.parametrize("reordering", [across_sentences, within_beams])
-def test_incremental_decoding_with_beam_reordering_equals_full_forward(variant, reordering):
-    model = build(**variant)
+def test_incremental_decoding_with_beam_reordering_equals_full_forward(variant, engine, reordering):
+    model = build(**variant, engine=engine)
     pad = model.encoder.padding_idx
     sources = [s for s in SOURCES for _ in range(2)]  # two hypotheses per sentence
     targets = [TARGETS[(b + k) % len(TARGETS)] for b in range(len(SOURCES)) for k in range(2)]
@@ -55,13 +54,13 @@ def test_incremental_decoding_with_beam_reordering_equals_full_forward(variant, 
         out = model.decoder(prev[order, : step + 1], encoder_out, incremental_state=state)
         step_log_probs = model.get_normalized_probs(out, log_probs=True)[:, -1]
         torch.testing.assert_close(step_log_probs, full[order, step], rtol=0, atol=1e-6)
-        if reordering is within_beams and measured_on(src.device):  # the source side stays once per live sentence
+        if reordering is within_beams and engine == "cpu":  # the engine holds the source side once per live sentence
             assert encoder_out["padding_mask"].size(0) == len(order) // 2
 
 
 @pytest.mark.parametrize("left_pad", [True, False])
-def test_sentence_scores_do_not_depend_on_batch_or_padding(variant, left_pad):
-    model = build(**variant)
+def test_sentence_scores_do_not_depend_on_batch_or_padding(variant, engine, left_pad):
+    model = build(**variant, engine=engine)
     batched, batched_attn = forward_log_probs(model, SOURCES, TARGETS, left_pad=left_pad)
     pad = model.encoder.padding_idx
     for b, (source, target) in enumerate(zip(SOURCES, TARGETS)):
@@ -72,8 +71,8 @@ def test_sentence_scores_do_not_depend_on_batch_or_padding(variant, left_pad):
             torch.testing.assert_close(batched_attn[b, : len(target)][:, real], alone_attn[0], rtol=0, atol=1e-9)
 
 
-def test_attention_is_a_distribution_over_real_source_words():
-    model = build("rnnsearch")
+def test_attention_is_a_distribution_over_real_source_words(engine):
+    model = build("rnnsearch", engine=engine)
     _, attn = forward_log_probs(model, SOURCES, TARGETS)  # B x T x S, left padded
     src = pad_batch(SOURCES, model.encoder.padding_idx, left=True)
     padding = src.eq(model.encoder.padding_idx)
@@ -83,8 +82,8 @@ def test_attention_is_a_distribution_over_real_source_words():
     assert (attn.masked_select(~padding[:, None, :].expand_as(attn)) > 0).all()
 
 
-def test_every_parameter_receives_a_gradient(variant):
-    model = build(**variant).train()
+def test_every_parameter_receives_a_gradient(variant, engine):
+    model = build(**variant, engine=engine).train()
     log_probs, _ = forward_log_probs(model, SOURCES, TARGETS)
     targets = pad_batch([t[1:] + [2] for t in TARGETS], model.encoder.padding_idx, left=False)
     loss = torch.nn.functional.nll_loss(log_probs.flatten(0, 1), targets.flatten(), ignore_index=model.encoder.padding_idx)
@@ -93,8 +92,8 @@ def test_every_parameter_receives_a_gradient(variant):
     assert missing == []
 
 
-def test_rnnencdec_never_computes_attention(monkeypatch):
-    model = build("rnnencdec")
+def test_rnnencdec_never_computes_attention(monkeypatch, engine):
+    model = build("rnnencdec", engine=engine)
 
     def forbidden(*args, **kwargs):
         raise AssertionError("RNNencdec called the alignment model")
@@ -120,9 +119,9 @@ def beam_search(model, beam: int) -> list[list[dict]]:
     return generator.generate([model], sample)
 
 
-def test_beam_search_without_attention_finds_the_same_hypotheses():
+def test_beam_search_without_attention_finds_the_same_hypotheses(engine):
     """fairseq's generators ask for the attention only with --print-alignment (need_attn)."""
-    model = build("rnnsearch")
+    model = build("rnnsearch", engine=engine)
     with_attention = beam_search(model, beam=3)
     model.make_generation_fast_(need_attn=False)  # what prepare_for_inference_ does without it
     without = beam_search(model, beam=3)
@@ -151,10 +150,10 @@ def greedy(model, source: list[int], max_len: int) -> list[int]:
     return prefix[1:]
 
 
-def test_beam_search_scores_equal_a_teacher_forced_pass(variant):
+def test_beam_search_scores_equal_a_teacher_forced_pass(variant, engine):
     """Every hypothesis's per-token scores from beam search are the log-probabilities a full
     forward over that hypothesis gives its tokens."""
-    model = build(**variant)
+    model = build(**variant, engine=engine)
     eos = model.decoder.dictionary.eos()
     for source, hypotheses in zip(SOURCES, beam_search(model, beam=3)):
         for hypothesis in hypotheses:
@@ -164,7 +163,7 @@ def test_beam_search_scores_equal_a_teacher_forced_pass(variant):
             torch.testing.assert_close(hypothesis["positional_scores"], forced.to(hypothesis["positional_scores"].dtype), rtol=0, atol=1e-5)
 
 
-def test_beam_size_one_equals_greedy_search(variant):
-    model = build(**variant)
+def test_beam_size_one_equals_greedy_search(variant, engine):
+    model = build(**variant, engine=engine)
     for source, hypothesis in zip(SOURCES, beam_search(model, beam=1)):
         assert hypothesis[0]["tokens"].tolist() == greedy(model, source, max_len=8)

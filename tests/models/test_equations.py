@@ -82,8 +82,8 @@ def reference_log_probs(model, source: list[int], prev_output: list[int], readou
 @pytest.mark.parametrize("readout", ["previous", "current"])
 @pytest.mark.parametrize("pool", [2, 3])
 @pytest.mark.parametrize("left_pad", [True, False])
-def test_batched_model_matches_literal_equations(variant, readout, pool, left_pad):
-    model = build(**variant, readout_state=readout, pool=pool)
+def test_batched_model_matches_literal_equations(variant, engine, readout, pool, left_pad):
+    model = build(**variant, readout_state=readout, pool=pool, engine=engine)
     pad = model.encoder.padding_idx
     src = pad_batch(SOURCES, pad, left=left_pad)
     prev = pad_batch(TARGETS, pad, left=False)
@@ -96,12 +96,13 @@ def test_batched_model_matches_literal_equations(variant, readout, pool, left_pa
 
 
 @pytest.mark.parametrize("readout", ["previous", "current"])
-def test_batched_gradients_match_literal_equations(variant, readout):
-    """Every parameter's gradient through the batched model (where the operands that every step
-    shares, U_z, U_r, U, W_a, C and h_j, get theirs from one product after the loop:
+@pytest.mark.parametrize("left_pad", [True, False])
+def test_batched_gradients_match_literal_equations(variant, engine, readout, left_pad):
+    """Every parameter's gradient through the batched model (in the CPU engine the operands that
+    every step shares, U_z, U_r, U, W_a, C and h_j, get theirs from one product after the loop:
     speed/step_products.py) against autograd through the literal transcription, float64."""
-    model = build(**variant, readout_state=readout)
-    src = pad_batch(SOURCES, model.encoder.padding_idx, left=True)
+    model = build(**variant, readout_state=readout, engine=engine)
+    src = pad_batch(SOURCES, model.encoder.padding_idx, left=left_pad)
     prev = pad_batch(TARGETS, model.encoder.padding_idx, left=False)
     logits = model(src, torch.tensor([len(s) for s in SOURCES]), prev)[0]
     log_probs = torch.log_softmax(logits, dim=-1)  # in float64 (fairseq's get_normalized_probs takes float32)

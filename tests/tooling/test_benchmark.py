@@ -61,7 +61,7 @@ def test_every_trick_is_switched_off_where_the_plugin_reads_it(monkeypatch):
     import torch
     from benchmarking.tricks import TRICKS, switch_off
 
-    from rnnsearch_plugin.models import attention
+    from rnnsearch_plugin.speed import scores as attention
 
     monkeypatch.setattr(attention._AdditiveEnergies, "apply", attention._AdditiveEnergies.apply)
     for trick, (how, _) in TRICKS.items():

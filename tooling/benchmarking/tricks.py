@@ -46,9 +46,9 @@ def switch_off(trick: str) -> None:
     """Inside a worker: take torch's own route for ``trick`` (``TRICKS``)."""
     how = TRICKS[trick][0]
     if how == "energies":
-        from rnnsearch_plugin.models import attention
+        from rnnsearch_plugin.speed import scores
 
-        attention._AdditiveEnergies.apply = staticmethod(attention.additive_energies)
+        scores._AdditiveEnergies.apply = staticmethod(scores.additive_energies)
     elif how != "criterion":
         importlib.import_module(f"rnnsearch_plugin.{how}").measured_on = lambda device: False
 

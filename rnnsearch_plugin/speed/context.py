@@ -1,4 +1,4 @@
-"""What the decoder reads of the source at step i: the context c_i of Appendix A.2.2, delivered
+"""The engine's context: what the decoder reads of the source at step i, c_i of Appendix A.2.2, delivered
 through the two linear maps that read it, C c_i into the GRU ([C_z; C_r; C]) and C_o c_i into the
 deep output.
 
@@ -8,7 +8,7 @@ deep output.
 A context is the same in training and decoding; the decoder's loop calls it once per step:
 
 - ``prepare(encoder_out, decoding)``: the source-side tensors, G rows each (one per sentence
-  group, ``speed/beam_reordering.py``), computed once per batch and cached while decoding;
+  group, ``beam_reordering.py``), computed once per batch and cached while decoding;
 - ``step(query, source, padding_mask, products)``: s_{i-1}, R x n -> (C c_i: R x 3n, what
   ``output_terms`` needs of step i or None, alpha_i: R x S or None);
 - ``output_terms(kept, source, rows)``: C_o c_i of every step at once, R x T x kl (or R x 1 x kl
@@ -22,11 +22,12 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
-from ..speed.beam_reordering import per_hypothesis
-from ..speed.precision import product_dtype
-from ..speed.step_products import StepProduct
-from .attention import Attention
-from .encoder import EncoderOut
+from ..models.attention import Attention
+from ..models.encoder import EncoderOut
+from .beam_reordering import per_hypothesis
+from .precision import product_dtype
+from .scores import attend, prepare
+from .step_products import StepProduct
 
 StepContext = tuple[Tensor, Optional[Tensor], Optional[Tensor]]
 
@@ -43,7 +44,7 @@ class AttentiveContext:
 
     def prepare(self, encoder_out: EncoderOut, decoding: bool) -> dict[str, Tensor]:
         annotations = encoder_out["annotations"]  # h: G x S x 2n
-        source = {"keys": self.attention.prepare(annotations)}
+        source = {"keys": prepare(self.attention, annotations)}
         if decoding:  # [C h_j ; C_o h_j]: G x S x (3n + kl)
             source["projected_annotations"] = torch.cat([self.gru_projection(annotations), self.output_projection(annotations)], dim=-1)
         else:  # h_j in the products' dtype, cast once rather than at every step
@@ -51,7 +52,7 @@ class AttentiveContext:
         return source
 
     def step(self, query: Tensor, source: dict[str, Tensor], padding_mask: Tensor, products: StepProduct) -> StepContext:
-        alpha = self.attention(query, source["keys"], padding_mask, products)  # G x k x S
+        alpha = attend(self.attention, query, source["keys"], padding_mask, products)  # G x k x S
         if "projected_annotations" in source:  # [C c_i ; C_o c_i]: R x (3n + kl)
             weighted = weigh(alpha, source["projected_annotations"], products)
             gru_terms, kept = weighted.tensor_split([self.gru_projection.out_features], dim=-1)

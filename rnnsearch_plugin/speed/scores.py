@@ -1,0 +1,93 @@
+"""The engine's attention: any score of ``models/attention.py`` in beam search's group layout
+(``beam_reordering.py``: keys G x S x ..., queries R = G k, alpha G x k x S), with a faster route
+for the scores registered in ``FAST_ENERGIES``; a score not registered runs its own ``energies``
+on keys repeated per hypothesis, so a new score needs nothing here.
+
+- keys (``prepare``) are held in float32 or wider whatever the products' precision (``precision.py``);
+- the additive score (A.1.2): W_a s_{i-1} as a step product (``step_products.py``), tanh by the
+  fastest route (``activations.py``), and a hand-written backward (``_AdditiveEnergies``);
+- the general score: one batched product of the queries with the keys.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from ..models.attention import AdditiveAttention, Attention, GeneralAttention
+from .activations import tanh
+from .beam_reordering import per_hypothesis
+from .precision import at_least_float32
+from .step_products import StepProduct, direct
+
+Energies = Callable[[Any, Tensor, Tensor, StepProduct], Tensor]  # (score, query R x n, keys G x S x ..., products) -> G x k x S
+
+
+def prepare(attention: Attention, annotations: Tensor) -> Tensor:
+    """The score's keys, G x S x ..., in float32 or wider."""
+    keys = attention.prepare(annotations)
+    return keys.to(at_least_float32(keys.dtype))
+
+
+def attend(attention: Attention, query: Tensor, keys: Tensor, padding_mask: Tensor, products: StepProduct = direct) -> Tensor:
+    """alpha_i, G x k x S (float32 or wider): ``Attention.forward`` in the group layout."""
+    fast = FAST_ENERGIES.get(type(attention))
+    if fast is not None:
+        energies = fast(attention, query, keys, products)
+    else:
+        groups = keys.size(0)
+        rows = per_hypothesis(keys, len(query))
+        energies = attention.energies(query.to(keys.dtype), rows).view(groups, -1, keys.size(1))
+    return torch.softmax(energies.masked_fill(padding_mask[:, None], float("-inf")), dim=-1)
+
+
+def additive_energies(projected: Tensor, query_terms: Tensor, score: Tensor) -> Tensor:
+    """tanh(U_a h + W_a s) v_a: projected G x S x n', query_terms G x k x 1 x n', score 1 x n'."""
+    return (tanh(projected[:, None] + query_terms) @ score.t()).squeeze(-1)
+
+
+class _AdditiveEnergies(torch.autograd.Function):
+    """``additive_energies`` keeping U_a h, W_a s and v_a for backward rather than the
+    G x k x S x n' tanh of every step, which backward takes again from them (the same inputs, so
+    the same y); and the gradients written out from y and e' = d loss / d e: e' y summed over all
+    rows for v_a, and (1 - y^2) e' v_a summed over k for U_a h and over S for W_a s, rather than
+    autograd's outer product with K = 1 for v_a. The equations' gradient test covers it; the
+    memory it saves: ``benchmarks/changes.md``."""
+
+    @staticmethod
+    def forward(ctx: Any, projected: Tensor, query_terms: Tensor, score: Tensor) -> Tensor:
+        ctx.save_for_backward(projected, query_terms, score)
+        return additive_energies(projected, query_terms, score)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        projected, query_terms, score = ctx.saved_tensors
+        with torch.autocast(grad.device.type, enabled=False):
+            hidden = tanh(projected[:, None] + query_terms)  # y, G x k x S x n'
+            grad_score = grad.reshape(1, -1) @ hidden.reshape(-1, hidden.size(-1))  # sum e' y: 1 x n'
+            grad_sum = hidden.mul_(hidden).neg_().add_(1).mul_(grad[..., None]).mul_(score)  # (1 - y^2) e' v_a
+        # the sum over k; in training k = 1, where sum(1) would zero-fill and add a G x S x n' tensor
+        grad_projected = grad_sum.squeeze(1) if grad_sum.size(1) == 1 else grad_sum.sum(1)
+        return grad_projected, grad_sum.sum(2, keepdim=True), grad_score
+
+
+def additive(attention: AdditiveAttention, query: Tensor, keys: Tensor, products: StepProduct) -> Tensor:
+    """The sum, the tanh and v_a's weighted sum over n' run in the keys' dtype: over G x k x S x n'
+    values, casting to bfloat16 and back would cost more than the small v_a product saves."""
+    groups, _, hidden = keys.shape
+    query_terms = products(query, attention.query_projection).view(groups, -1, 1, hidden)  # W_a s: G x k x 1 x n'
+    query_terms, score = query_terms.to(keys.dtype), attention.score.weight.to(keys.dtype)
+    with torch.autocast(keys.device.type, enabled=False):
+        if torch.is_grad_enabled():
+            return _AdditiveEnergies.apply(keys, query_terms, score)
+        return additive_energies(keys, query_terms, score)
+
+
+def general(attention: GeneralAttention, query: Tensor, keys: Tensor, products: StepProduct) -> Tensor:
+    groups, _, size = keys.shape
+    with torch.autocast(keys.device.type, enabled=False):
+        return query.to(keys.dtype).view(groups, -1, size) @ keys.transpose(1, 2)  # G x k x S
+
+
+FAST_ENERGIES: dict[type[Attention], Energies] = {AdditiveAttention: additive, GeneralAttention: general}

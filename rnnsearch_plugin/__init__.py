@@ -22,6 +22,7 @@ program that drives fairseq itself (its ``Trainer``, say) installs them with
     fairseq_fixes/   each repair of fairseq in its own module
     hub.py           the Python API
     arguments.py     the checks of its arguments, which rnnsearch-serve shares
+    errors.py        UserInputError: a user's mistake, one line in every command
     cli/             the rnnsearch-* commands (rnnsearch-serve: serve/)
     analysis/        Section 5's analyses: BLEU, alignments, AER, training statistics
     data/            data pipelines: raw parallel text to fairseq-binarized data

@@ -14,11 +14,12 @@
 #
 # Environment: MULTI30K_DIR (local raw files; default: download from the official repository),
 # SRC and TGT (the direction: en and fr by default, or fr and en), WORK (output folder, default
-# work/quickstart, work/quickstart.fr-en for Fr->En), MAX_UPDATE (default 2000), TRAIN_MINUTES (the time
-# cap, default 45; a rerun with the same WORK resumes where the last one stopped), ARCH (default
-# rnnsearch_small; rnnencdec_small for the baseline), BEAM (default 5), AMP (default 1: --amp,
-# bfloat16 products where the processor has them, else one line and float32; 0: float32),
-# ALIGNMENT_GOLD_DIR (default: alignment-gold beside MULTI30K_DIR).
+# work/quickstart, work/quickstart.fr-en for Fr->En), MAX_UPDATE (default: the recipe's, 2000),
+# TRAIN_MINUTES (the time cap, default 45; a rerun with the same WORK resumes where the last one
+# stopped), ARCH (default: the recipe's, rnnsearch_small; rnnencdec_small for the baseline), BEAM
+# (default 5), AMP (default 1: --amp, bfloat16 products where the processor has them, else one line
+# and float32; 0: float32), ALIGNMENT_GOLD_DIR (default: alignment-gold beside MULTI30K_DIR).
+# The recipe it trains is configs/quickstart.yaml (scripts/recipe.py writes it as fairseq-train's options).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -26,12 +27,14 @@ source scripts/activate.sh
 SRC=${SRC:-en}
 TGT=${TGT:-fr}
 if [[ "$SRC-$TGT" == en-fr ]]; then WORK=${WORK:-work/quickstart}; else WORK=${WORK:-work/quickstart.$SRC-$TGT}; fi
-MAX_UPDATE=${MAX_UPDATE:-2000}
+RECIPE=configs/quickstart.yaml
+MAX_UPDATE=${MAX_UPDATE:-$(python scripts/recipe.py "$RECIPE" --get optimization.max_update)}
 TRAIN_MINUTES=${TRAIN_MINUTES:-45}
-ARCH=${ARCH:-rnnsearch_small}
+ARCH=${ARCH:-$(python scripts/recipe.py "$RECIPE" --get model._name)}
 BEAM=${BEAM:-5}
 PRECISION=()
-[[ "${AMP:-1}" == 1 ]] && PRECISION=(--amp)
+AMP_ON=false
+[[ "${AMP:-1}" == 1 ]] && PRECISION=(--amp) && AMP_ON=true
 DATA=$WORK/data
 CHECKPOINTS=$WORK/checkpoints/$ARCH
 
@@ -41,12 +44,10 @@ python scripts/prepare_data.py multi30k -s "$SRC" -t "$TGT" --scheme spm --out "
 echo "| 2/5 training $ARCH for $MAX_UPDATE updates, at most $TRAIN_MINUTES minutes (best checkpoint by validation loss; every line in $CHECKPOINTS/train.log)"
 mkdir -p "$CHECKPOINTS"  # fairseq opens --log-file before it creates --save-dir
 PROGRESS=(--max-update "$MAX_UPDATE" --minutes "$TRAIN_MINUTES")
-fairseq-train "$DATA/bin" --user-dir rnnsearch_plugin --task translation -s "$SRC" -t "$TGT" \
-  --arch "$ARCH" --optimizer adam --lr 0.002 --lr-scheduler fixed --clip-norm 1.0 \
-  --criterion chunked_cross_entropy --max-tokens 4000 "${PRECISION[@]}" \
-  --max-update "$MAX_UPDATE" --stop-time-hours "$(python -c "print($TRAIN_MINUTES / 60)")" --validate-interval-updates 500 \
-  --save-dir "$CHECKPOINTS" --no-epoch-checkpoints --save-interval-updates 500 --keep-interval-updates 1 \
-  --log-format simple --log-interval 10 --num-workers 0 --data-buffer-size 0 --seed 1 --log-file "$CHECKPOINTS/train.log" 2>&1 \
+TRAINING=$(python scripts/recipe.py "$RECIPE" "common.amp=$AMP_ON" -- --arch "$ARCH" --max-update "$MAX_UPDATE")
+mapfile -t TRAINING <<< "$TRAINING"
+fairseq-train "$DATA/bin" --user-dir rnnsearch_plugin -s "$SRC" -t "$TGT" "${TRAINING[@]}" \
+  --stop-time-hours "$(python -c "print($TRAIN_MINUTES / 60)")" --save-dir "$CHECKPOINTS" --log-file "$CHECKPOINTS/train.log" 2>&1 \
   | python scripts/train_progress.py watch "${PROGRESS[@]}"
 VERDICT=$(python scripts/train_progress.py summary "$CHECKPOINTS/train.log" "${PROGRESS[@]}" --arch "$ARCH")
 echo "$VERDICT"

@@ -1,5 +1,5 @@
-"""Checkpoints written before the package was grouped into subpackages (issue 25) load, translate,
-score and resume with the current code: ``tests/fixtures/checkpoint_before_issue25`` holds one written
+"""Checkpoints written before the package was grouped into subpackages load, translate,
+score and resume with the current code: ``tests/fixtures/checkpoint_before_subpackages`` holds one written
 by the code before the move and the numbers that code computed from it."""
 
 import json
@@ -13,7 +13,7 @@ from conftest import losses_by_update, run
 
 from rnnsearch_plugin import load
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "checkpoint_before_issue25"
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "checkpoint_before_subpackages"
 EXPECTED = json.loads((FIXTURE / "expected.json").read_text())
 TRAIN = [
     "--task",

@@ -61,7 +61,7 @@ def test_hydra_config_trains(multi30k, tmp_path):
         "--config-dir",
         str(REPO / "configs"),
         "--config-name",
-        "rnnsearch_small_multi30k",
+        "quickstart",
         f"task.data={multi30k / 'bin'}",
         f"common.user_dir={REPO / 'rnnsearch_plugin'}",
         f"checkpoint.save_dir={tmp_path}",

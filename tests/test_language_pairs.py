@@ -1,4 +1,4 @@
-"""Either direction, the pair from the data and the checkpoint (issue 39): Multi30k prepared
+"""Either direction, the pair from the data and the checkpoint: Multi30k prepared
 Fr->En and a tiny Fr->En model trained on it, end to end: fairseq-generate, rnnsearch-evaluate
 (French sources, English references), rnnsearch-heatmaps (French along the source axis),
 rnnsearch-aer (its alignments scored against the English-French gold standard transposed),

@@ -50,3 +50,19 @@ def test_every_speed_figure_is_in_the_benchmark_file_it_names():
     figures = re.findall(r"\d+\.\d+(?:-\d+\.\d+)?|\d+%", table)
     assert len(figures) >= 10
     assert not [figure for figure in figures if figure not in measured]
+
+
+def test_no_issue_numbers_in_the_docs_or_the_code():
+    """The docs and the code name no issue of this project (a reader cannot see them); fairseq's
+    public issues may be cited. The README names no run numbers or commit ids either."""
+    folders = ("docs", "rnnsearch_plugin", "scripts", "tooling", "tests", "configs")
+    files = [REPO / "README.md", REPO / "CONTRIBUTING.md", *(path for folder in folders for path in (REPO / folder).rglob("*"))]
+    mentions = re.compile(r"(?<!fairseq )(?<!fairseq's )\bissues? \d+", re.IGNORECASE)
+    found = [
+        f"{path.relative_to(REPO)}: {match.group(0)}"
+        for path in files
+        if path.suffix in {".md", ".py", ".sh", ".yaml", ".cfg", ".js", ".html"} and "__pycache__" not in path.parts
+        for match in mentions.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert not found
+    assert not re.search(r"\brun \d+\b|\b[0-9a-f]{7}\b", README.replace("fairseq issues 1880 and 1882", ""))

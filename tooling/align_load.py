@@ -1,5 +1,5 @@
 """Speed and peak memory of rnnsearch-align on the first N pairs of a corpus, for several N: what
-issue 41 asks of it (the Hansards test set's 3,000 pairs, both directions, in minutes on 2 cores;
+the published alignment results ask of it (the Hansards test set's 3,000 pairs, both directions, in minutes on 2 cores;
 memory flat from 10,000 to 100,000 pairs).
 
     python tooling/align_load.py --path CKPT --data DATA/bin [--reverse-path CKPT --reverse-data DATA/bin] \\
@@ -23,7 +23,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from benchmarking.environment import environment  # scripts/ is on the path when this script runs
+from benchmarking.environment import environment  # tooling/ is on the path when this script runs
 
 
 def first_lines(source: Path, target: Path, count: int, folder: Path) -> tuple[Path, Path]:

@@ -1,4 +1,4 @@
-"""OUT/alignment.md: the model as an aligner beside a statistical one (issue 41), from what the
+"""OUT/alignment.md: the model as an aligner beside a statistical one, from what the
 stages hansards-align and hansards-guided of tooling/reproduce_results.sh wrote into WORK/report:
 
     hansards.align/eflomal/eflomal.json     eflomal's pairs, settings and wall time per step
@@ -10,7 +10,7 @@ stages hansards-align and hansards-guided of tooling/reproduce_results.sh wrote 
                                             the guided model's links, and its BLEU beside the unguided one's
 
 Read by tooling/publish_results.py (--page alignment, and with every page); a stage not run yet is
-named as pending. The targets are issue 41's.
+named as pending. The targets are the ones the page states.
 """
 
 from pathlib import Path

@@ -59,8 +59,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarking.environment import environment  # scripts/ is on the path when this script runs
-from benchmarking.fairseq_options import binarized_pair
+from benchmarking.environment import environment  # tooling/ is on the path when this script runs
+from benchmarking.fairseq_options import QUICKSTART_BATCH, binarized_pair
 from benchmarking.registry import SECTIONS, to_run
 from benchmarking.report import header
 from benchmarking.sections import checkpoints, run_worker
@@ -83,7 +83,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--updates", type=int, default=30)
-    parser.add_argument("--max-tokens", type=int, default=4000)
+    parser.add_argument("--max-tokens", type=int, default=QUICKSTART_BATCH, help="default: the quickstart's recipe's")
     parser.add_argument("--beams", type=lambda s: [int(b) for b in s.split(",")], default=[5, 12])
     parser.add_argument("--gen-batch-size", type=int, default=64)
     parser.add_argument("--decode-length", type=int, default=20)

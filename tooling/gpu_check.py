@@ -1,5 +1,5 @@
-"""The GPU check of issue 42: one command that installs what the GPU machine lacks (from
-``.gpu_wheels``, ``scripts/gpu_wheels.sh``), then proves and measures the plugin there, each stage
+"""The GPU check: one command that installs what the GPU machine lacks (from
+``.gpu_wheels``, ``tooling/gpu_wheels.sh``), then proves and measures the plugin there, each stage
 in its own process under a hard time limit, so that a stage that fails or hangs is recorded and
 the others still run:
 
@@ -24,12 +24,12 @@ the others still run:
              against the same step eager, alternated: what fusing each step's small kernels buys
              where the step is bound by kernel launches.
 
-``--device cpu`` runs the same stages at toy sizes, for ``tests/scripts/test_gpu_check.py``: the
+``--device cpu`` runs the same stages at toy sizes, for ``tests/tooling/test_gpu_check.py``: the
 paper stage with rnnsearch_small, beam 5 only, and --amp only (fairseq's --fp16 needs CUDA, and
 its --bf16 is the GPU's). Writes PREFIX.json, PREFIX.md and PREFIX.log (all
 output); exits 1 if any check failed.
 
-    bash scripts/gpu_check.sh [--device cuda|cpu] [--out PREFIX]
+    bash tooling/gpu_check.sh [--device cuda|cpu] [--out PREFIX]
 """
 
 import argparse
@@ -49,7 +49,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from benchmarking.fairseq_options import device_flags  # scripts/ is on the path when this script runs
+from benchmarking.fairseq_options import (
+    QUICKSTART,
+    QUICKSTART_BATCH,
+    device_flags,
+    recipe_options,
+    trainer_options,
+)  # tooling/ is on the path
 from benchmarking.sections import generate, program, run_worker
 from benchmarking.variants import arch_options
 from benchmarking.workers import synthetic_step, timed
@@ -90,7 +96,7 @@ SIZES = {
         vocab=10_000,
         updates=50,
         precisions=("--fp16", "--bf16", "--amp"),
-        max_tokens=4000,
+        max_tokens=QUICKSTART_BATCH,
         warmup=10,
         timed_updates=30,
         paper_arch="rnnsearch_wmt14",
@@ -127,6 +133,16 @@ SIZES = {
 }
 # each model's criterion; its architecture options: benchmarking/variants.py's arch_options
 MODELS = {"rnnsearch_small": ["--criterion", "chunked_cross_entropy"], "lstm": ["--criterion", "cross_entropy"]}
+# the precision stage trains the quickstart's recipe but its precision (the stage's), schedule
+# (fixed, fairseq's default), validation, checkpoints and data buffer
+PRECISION_RUN = (
+    "common.amp=false",
+    "lr_scheduler=null",
+    "dataset.validate_interval_updates=null",
+    "dataset.data_buffer_size=null",
+    "checkpoint.save_interval_updates=null",
+    "checkpoint.keep_interval_updates=null",
+)
 MODEL_TESTS = [
     "tests/models/test_decoding.py",
     "tests/models/test_equations.py",
@@ -158,7 +174,7 @@ def stage_install(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
         return {"checks": [check("fairseq is installed", True, "already installed: nothing installed")], "figures": {}}
     if not WHEELS.is_dir():
         raise RuntimeError(
-            f"fairseq is not installed and there is no {WHEELS}: run scripts/gpu_wheels.sh where "
+            f"fairseq is not installed and there is no {WHEELS}: run tooling/gpu_wheels.sh where "
             "the package registry is reachable, and carry .gpu_wheels"
         )
     env = {key: value for key, value in os.environ.items() if key != "CUDA_HOME"}  # CUDA_HOME: fairseq's CUDA kernels, unused
@@ -260,46 +276,14 @@ def stage_precision(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     interval = max(1, sizes.updates // 5)
     for precision in sizes.precisions:
         save = opts.work / f"checkpoints{precision.replace('-', '_')}"
-        command = [
-            program("fairseq-train"),
-            str(opts.work / "bin"),
-            "--user-dir",
-            "rnnsearch_plugin",
-            "--task",
-            "translation",
-            "-s",
-            SOURCE,
-            "-t",
-            TARGET,
-            "--arch",
-            "rnnsearch_small",
-            *MODELS["rnnsearch_small"],
-            "--optimizer",
-            "adam",
-            "--lr",
-            "0.002",
-            "--clip-norm",
-            "1.0",
-            "--max-tokens",
-            str(sizes.max_tokens),
-            "--max-update",
-            str(sizes.updates),
-            "--seed",
-            "1",
-            "--log-format",
-            "json",
-            "--log-interval",
-            str(interval),
-            "--save-dir",
-            str(save),
-            "--no-epoch-checkpoints",
-            "--no-save",
-            "--disable-validation",
-            "--num-workers",
-            "0",
+        given = [
+            *("--max-tokens", str(sizes.max_tokens), "--max-update", str(sizes.updates), "--log-format", "json"),
+            *("--log-interval", str(interval), "--save-dir", str(save), "--no-save", "--disable-validation"),
             *device_flags(opts.device),
             precision,
         ]
+        data = [str(opts.work / "bin"), "--user-dir", "rnnsearch_plugin", "-s", SOURCE, "-t", TARGET]
+        command = [program("fairseq-train"), *data, *recipe_options(QUICKSTART, PRECISION_RUN, given)]
         try:
             losses = train_losses(run_command(command, cwd=REPO, timeout=opts.stage_deadline - time.time()).stdout)
             finite = bool(losses) and all(math.isfinite(loss) for loss in losses)
@@ -319,35 +303,8 @@ def stage_precision(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
 def stage_training(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
     figures = {}
     for name, options in MODELS.items():
-        args = [
-            str(opts.work / "bin"),
-            "--user-dir",
-            "rnnsearch_plugin",
-            "--task",
-            "translation",
-            "-s",
-            SOURCE,
-            "-t",
-            TARGET,
-            "--optimizer",
-            "adam",
-            "--lr",
-            "0.002",
-            "--clip-norm",
-            "1.0",
-            "--max-tokens",
-            str(sizes.max_tokens),
-            "--seed",
-            "1",
-            "--num-workers",
-            "0",
-            "--data-buffer-size",
-            "0",
-            "--amp",
-            *device_flags(opts.device),
-            *arch_options(name),
-            *options,
-        ]
+        settings = argparse.Namespace(data=opts.work / "bin", pair=(SOURCE, TARGET), max_tokens=sizes.max_tokens, device=opts.device)
+        args = [*trainer_options(settings), "--amp", *arch_options(name), *options]
         job = {
             "args": args,
             "warmup": sizes.warmup,
@@ -640,7 +597,7 @@ def main(argv: list[str]) -> int:
             stages.append(run_stage(name, opts, min(sizes.timeouts[name], remaining), log))
     report = {
         "device": opts.device,
-        "command": shlex.join(["bash", "scripts/gpu_check.sh", *argv]),
+        "command": shlex.join(["bash", "tooling/gpu_check.sh", *argv]),
         "environment": environment(),
         "sizes": asdict(sizes),
         "seconds": time.perf_counter() - start,

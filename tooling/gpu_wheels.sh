@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Download into .gpu_wheels/ (ignored by git) what the GPU machine of issue 42 lacks to run
+# Download into .gpu_wheels/ (ignored by git) what the GPU machine lacks to run
 # tooling/gpu_check.sh: it has Python 3.12 (manylinux x86_64), torch 2.11+cu130 and most of the
 # scientific stack, but no network, no fairseq and none of the packages below. Run here, on a
 # machine with the registry, then carry .gpu_wheels/ with the tree; gpu_check.sh installs from it.

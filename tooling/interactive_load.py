@@ -20,7 +20,7 @@ from itertools import cycle, islice
 from pathlib import Path
 from typing import Any, Iterator
 
-from benchmarking.fairseq_options import binarized_pair  # scripts/ is on the path when this script runs
+from benchmarking.fairseq_options import binarized_pair  # tooling/ is on the path when this script runs
 from benchmarking.workers import process_memory_mb
 
 

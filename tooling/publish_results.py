@@ -1,5 +1,5 @@
 """Publish what tooling/reproduce_results.sh wrote into WORK: OUT/README.md (every table, with a
-"what holds" line per claim against the targets of issue 26), OUT/directions.md (the same recipes
+"what holds" line per claim against the targets it states), OUT/directions.md (the same recipes
 Fr->En beside En->Fr), the reports' small files (reports, BLEU-by-length plots, Appendix C,
 heatmaps, AER), and the results block of the top README:
 
@@ -37,8 +37,8 @@ from rnnsearch_plugin.analysis import bleu  # noqa: E402
 from rnnsearch_plugin.analysis.markdown import markdown_table  # noqa: E402
 from rnnsearch_plugin.analysis.training_log import read_training_log  # noqa: E402
 from rnnsearch_plugin.data.languages import DEFAULT_PAIR  # noqa: E402
+from rnnsearch_plugin.data.manifest import data_pair  # noqa: E402
 from rnnsearch_plugin.data.textio import read_lines, write_atomic  # noqa: E402
-from rnnsearch_plugin.hub import data_pair  # noqa: E402
 
 REPORT_FILES = ("report.md", "report.json", "bleu_by_length.csv", "bleu_by_length.png", "long_sentences.md")
 COMMAND = "MULTI30K_DIR=../shared/data/multi30k HANSARDS_DIR=../shared/data/hansards bash tooling/reproduce_results.sh"

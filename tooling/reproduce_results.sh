@@ -5,8 +5,8 @@
 # fairseq's lstm on Multi30k En->Fr over three seeds after equal tuning trials on dev.
 #
 #   MULTI30K_DIR=../shared/data/multi30k HANSARDS_DIR=../shared/data/hansards \
-#     bash scripts/reproduce_results.sh              # all stages, about 6 hours
-#   bash scripts/reproduce_results.sh hansards     # one stage (they run in this order)
+#     bash tooling/reproduce_results.sh              # all stages, about 6 hours
+#   bash tooling/reproduce_results.sh hansards     # one stage (they run in this order)
 #
 # Stages, each of which fits in a 3-hour working session (a training interrupted mid-stage
 # resumes from its checkpoint_last.pt, and --stop-time-hours counts the time it already had; a
@@ -14,7 +14,7 @@
 #   prepare            Multi30k (sentencepiece) and the Hansards at word level: 30,000-word
 #                      shortlists per language, training pairs of up to 50 words
 #   hansards           RNNsearch-50 and RNNencdec-50 (rnnsearch_small, rnnencdec_small), the same
-#                      options (HANSARDS_OPTIONS), HANSARDS_MINUTES each (default 125)
+#                      recipe (HANSARDS_OPTIONS), HANSARDS_MINUTES each (default 125)
 #   hansards-evaluate  Table 1 (All, No UNK), Figure 2, Appendix C, Figure 3, AER
 #   multi30k-dropout, multi30k-rate
 #                      the tuning trials on dev, the same for RNNsearch and the lstm
@@ -22,24 +22,25 @@
 #   multi30k-pair      RNNencdec with RNNsearch's chosen options; RNNsearch with B.2's recipe
 #   multi30k-evaluate  test_2016 and test_2017 for every Multi30k system
 #   multi30k-directions
-#                      the quickstart's recipe (scripts/quickstart.sh: rnnsearch_small, Adam's fixed
-#                      0.002, 2,000 updates) En->Fr and Fr->En, one core each, at most
-#                      DIRECTION_MINUTES each (default 60), evaluated on test_2016 and test_2017
+#                      the quickstart's recipe as it is (its 2,000 updates too) En->Fr and Fr->En,
+#                      one core each, at most DIRECTION_MINUTES each (default 60), evaluated on
+#                      test_2016 and test_2017
 #   hansards-fr-en     RNNsearch-50 Fr->En at the paper's word level, as the hansards stage trains
 #                      it En->Fr (HANSARDS_OPTIONS, HANSARDS_MINUTES), evaluated like it, heatmaps
-#   hansards-align     the model as an aligner (issue 41): AER, precision and recall on the gold of
+#   hansards-align     the model as an aligner: AER, precision and recall on the gold of
 #                      eflomal (each direction, symmetrised) and RNNsearch (each direction, argmax,
 #                      threshold, symmetrised), with wall times; rnnsearch-align on the test set
 #   hansards-guided    RNNsearch-50 En->Fr trained with eflomal's links as guidance (not the
 #                      paper's) beside the unguided one, HANSARDS_MINUTES, both evaluated for BLEU,
 #                      the guided one's links for AER
-#   publish            docs/results from WORK/report (scripts/publish_results.py)
-# Every model trains on one thread pinned to one core, two at a time (one per core), with Adam
-# and --clip-norm 1.0 (B.2's Adadelta in multi30k-pair), --max-tokens 4000, validation every 500
-# updates and at each epoch's end, and is evaluated at its best validation loss with beam BEAM.
-# Our models train with --amp (bfloat16 products where the processor has them; AMP=0: float32)
-# and chunked_cross_entropy; fairseq's lstm in float32 (fairseq's --amp does nothing on a CPU)
-# with cross_entropy.
+#   publish            docs/results from WORK/report (tooling/publish_results.py)
+# Every model trains on one thread pinned to one core, two at a time (one per core), with the
+# quickstart's recipe (configs/quickstart.yaml: rnnsearch_small, Adam at a fixed rate, clipping,
+# chunked_cross_entropy and --amp, its batch size and validation interval) for its stage's
+# minutes, each stage changing what it compares (B.2's Adadelta in multi30k-pair), and is
+# evaluated at its best validation loss with beam BEAM. --amp: bfloat16 products where the
+# processor has them (AMP=0: float32); fairseq's lstm trains in float32 (fairseq's --amp does
+# nothing on a CPU) with cross_entropy.
 # Environment: WORK (default work/results), RESULTS (default docs/results), MINUTES (Multi30k,
 # default 20), HANSARDS_MINUTES, BEAM (default 5), AMP, MULTI30K_DIR, HANSARDS_DIR,
 # ALIGNMENT_GOLD_DIR (default beside HANSARDS_DIR), SETUP (0: skip scripts/setup.sh, for an
@@ -61,29 +62,29 @@ DIRECTION_MINUTES=${DIRECTION_MINUTES:-60}
 BEAM=${BEAM:-5}
 HANSARDS_DIR=${HANSARDS_DIR:-../shared/data/hansards}
 GOLD=${ALIGNMENT_GOLD_DIR:-$(dirname "$HANSARDS_DIR")/alignment-gold}
-PRECISION=()
-[[ "${AMP:-1}" == 1 ]] && PRECISION=(--amp)
-ADAM=(--optimizer adam --clip-norm 1.0)
+RECIPE=configs/quickstart.yaml  # the recipe every training starts from (scripts/recipe.py)
+AMP_ON=false
+[[ "${AMP:-1}" == 1 ]] && AMP_ON=true
 # B.2: Adadelta (rho 0.95, eps 1e-6, lr 1), gradients rescaled to norm 1, 80 sentences a batch, loss per sentence
 PAPER_RECIPE=(--optimizer rnnsearch_adadelta --adadelta-rho 0.95 --adadelta-eps 1e-6 --lr 1.0 --lr-scheduler fixed
               --clip-norm 1.0 --batch-size 80 --sentence-avg)
-# The Hansards pair shares one setting, fixed beforehand: no dropout (two hours are about two
-# epochs of 624,293 pairs for models of 256 units, too little to overfit) and Adam's fixed 0.002,
-# the quickstart's rate
-HANSARDS_OPTIONS=(--dropout 0 --lr 0.002 --lr-scheduler fixed)
+# The Hansards pair shares one setting, fixed beforehand: the quickstart's recipe (Adam's fixed
+# rate) without dropout (two hours are about two epochs of 624,293 pairs for models of 256 units,
+# too little to overfit)
+HANSARDS_OPTIONS=(--dropout 0)
 # The soft alignments' thresholds rnnsearch-aer scores on the Hansards gold (a row each; the best
 # row is chosen on these 37 sentences, the only gold here)
 THRESHOLDS=(0.1 0.2 0.3 0.4 0.5)
 # Multi30k tuning trials on dev, the same option strings for RNNsearch and the lstm: three
-# dropout settings (embeddings and outputs; encoder outputs = annotations) at Adam's fixed 0.002,
-# then three rates and schedules with the better dropout (reduce_lr_on_plateau halves the rate
-# at each epoch's end where the dev loss did not improve)
+# dropout settings (embeddings and outputs; encoder outputs = annotations) at the recipe's fixed
+# rate (FIXED_RATE), then three rates and schedules with the better dropout
+# (reduce_lr_on_plateau halves the rate at each epoch's end where the dev loss did not improve)
 DROPOUT_TRIALS=("--dropout 0.3 --encoder-dropout-out 0.3" "--dropout 0.5 --encoder-dropout-out 0.5"
                 "--dropout 0.5 --encoder-dropout-out 0.3 --decoder-dropout-out 0.3")
 RATE_TRIALS=("--lr 0.003 --lr-scheduler reduce_lr_on_plateau --lr-shrink 0.5 --lr-patience 0"
              "--lr 0.002 --lr-scheduler reduce_lr_on_plateau --lr-shrink 0.5 --lr-patience 0"
              "--lr 0.003 --lr-scheduler fixed")
-FIXED_RATE="--lr 0.002 --lr-scheduler fixed"
+FIXED_RATE="--lr $(python scripts/recipe.py "$RECIPE" --get optimization.lr) --lr-scheduler $(python scripts/recipe.py "$RECIPE" --get lr_scheduler._name)"
 # fairseq's lstm at our small sizes (256), attention over a bidirectional encoder
 LSTM_OPTIONS=$(python -c 'from rnnsearch_plugin.models.rnnsearch import lstm_options; print(*lstm_options())')
 read -ra LSTM <<< "$LSTM_OPTIONS"
@@ -91,7 +92,7 @@ read -ra LSTM <<< "$LSTM_OPTIONS"
 log() { echo "| $(date -u +%H:%M:%S) $*"; }
 
 # pair CORPUS: the source and target language of the prepared folder WORK/CORPUS (its manifest,
-# else its fairseq files; En->Fr for a folder that names neither, as every one before issue 39)
+# else its fairseq files; En->Fr for a folder that names neither, as the first prepared folders)
 pair() {
   python -c 'import sys; from pathlib import Path; from rnnsearch_plugin.hub import data_pair
 from rnnsearch_plugin.data.languages import DEFAULT_PAIR
@@ -106,28 +107,32 @@ on_core() {
   printf '%s\t%s\t%d\n' "$(basename "$1")" "${*: -1}" "$(( $(date +%s) - start ))" >> "$WORK/wall_times.tsv"
 }
 
-# train CORE CORPUS NAME MINUTES FAIRSEQ_OPTIONS...: MINUTES of training (counted over restarts:
-# a folder with a checkpoint_last.pt resumes; one whose log says the run finished is left as it
-# is, so that a stage run again trains only what it has not finished), validated every 500
-# updates and at every epoch's end, best checkpoint by validation loss. Our models take --amp and
-# chunked_cross_entropy (the same loss without B x T x vocabulary tensors), fairseq's lstm
-# float32 and cross_entropy.
+# train CORE CORPUS NAME MINUTES [KEY=VALUE...] [FAIRSEQ_OPTIONS...]: the quickstart's recipe for
+# MINUTES of training (counted over restarts: a folder with a checkpoint_last.pt resumes; one whose
+# log says the run finished is left as it is, so that a stage run again trains only what it has
+# not finished) rather than its updates, logged every 100 updates, with the overrides (KEY=VALUE,
+# e.g. optimization.max_update=2000) and the options (each in the place of the recipe's option of
+# that name: scripts/recipe.py), best checkpoint by validation loss. fairseq's lstm trains in
+# float32 with cross_entropy (our models' chunked_cross_entropy: the same loss without the B x T
+# x vocabulary tensors, which the lstm's output layer has too).
 train() {
   local core=$1 corpus=$2 name=$3 minutes=$4; shift 4
-  local dir=$WORK/checkpoints/$corpus/$name model=(--criterion chunked_cross_entropy "${PRECISION[@]}")
-  [[ " $* " == *" --arch lstm "* ]] && model=(--criterion cross_entropy)
+  local dir=$WORK/checkpoints/$corpus/$name overrides=()
+  local run=(optimization.max_update=null common.log_format=null common.log_interval=100 "common.amp=$AMP_ON")
+  [[ " $* " == *" --arch lstm "* ]] && run+=(common.amp=false criterion._name=cross_entropy)
+  while [[ $# -gt 0 && $1 != -* ]]; do overrides+=("$1"); shift; done
   if grep -qs "^done training in" "$dir/train.log"; then
     log "$name on $corpus has finished ($dir/train.log): not run again (move the folder away to rerun it)"
     return
   fi
-  local langs
+  local langs options
   read -ra langs <<< "$(pair "$corpus")"
+  options=$(python scripts/recipe.py "$RECIPE" "${run[@]}" "${overrides[@]}" -- "$@")
+  mapfile -t options <<< "$options"
   mkdir -p "$dir"
   log "training $name on $corpus (core $core, $minutes minutes): $dir/train.log"
-  on_core "$core" fairseq-train "$WORK/$corpus/bin" --user-dir rnnsearch_plugin --task translation -s "${langs[0]}" -t "${langs[1]}" \
-    "${model[@]}" "$@" --max-tokens 4000 --stop-time-hours "$(python -c "print($minutes / 60)")" \
-    --validate-interval-updates 500 --save-dir "$dir" --no-epoch-checkpoints --save-interval-updates 500 \
-    --keep-interval-updates 1 --log-interval 100 --num-workers 0 --data-buffer-size 0 --log-file "$dir/train.log" > /dev/null
+  on_core "$core" fairseq-train "$WORK/$corpus/bin" --user-dir rnnsearch_plugin -s "${langs[0]}" -t "${langs[1]}" "${options[@]}" \
+    --stop-time-hours "$(python -c "print($minutes / 60)")" --save-dir "$dir" --log-file "$dir/train.log" > /dev/null
 }
 
 # wait_jobs: wait for every background job, failing (set -e) if one of them failed
@@ -166,8 +171,8 @@ stage_prepare() {
     --local-dir "$HANSARDS_DIR"
 }
 stage_hansards() {
-  train 0 hansards rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${ADAM[@]}" "${HANSARDS_OPTIONS[@]}" --seed 1 &
-  train 1 hansards rnnencdec_small "$HANSARDS_MINUTES" --arch rnnencdec_small "${ADAM[@]}" "${HANSARDS_OPTIONS[@]}" --seed 1 &
+  train 0 hansards rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" &
+  train 1 hansards rnnencdec_small "$HANSARDS_MINUTES" --arch rnnencdec_small "${HANSARDS_OPTIONS[@]}" &
   wait_jobs
 }
 stage_hansards_evaluate() {
@@ -188,7 +193,7 @@ arch_options() {
   esac
 }
 
-# trial CORE MODEL NUMBER DROPOUT RATE: tuning trial NUMBER of MODEL on Multi30k (seed 1); the
+# trial CORE MODEL NUMBER DROPOUT RATE: tuning trial NUMBER of MODEL on Multi30k (the recipe's seed, 1); the
 # folder keeps its dropout and rate options for the stages that pick the best trial
 trial() {
   local core=$1 model=$2 number=$3 dropout=$4 rate=$5 dir=$WORK/checkpoints/multi30k/$2.t$3
@@ -196,14 +201,14 @@ trial() {
   echo "$dropout" > "$dir/dropout.txt"
   echo "$rate" > "$dir/rate.txt"
   # shellcheck disable=SC2046,SC2086  # the option strings split into words on purpose
-  train "$core" multi30k "$model.t$number" "$MINUTES" $(arch_options "$model") "${ADAM[@]}" $dropout $rate --seed 1
+  train "$core" multi30k "$model.t$number" "$MINUTES" $(arch_options "$model") $dropout $rate
 }
 
 # best MODEL LAST: the folder of MODEL's trial, 1 to LAST, with the lowest validation loss
 best() {
   local folders=() n
   for n in $(seq 1 "$2"); do folders+=("$WORK/checkpoints/multi30k/$1.t$n"); done
-  python scripts/best_trial.py "${folders[@]}"
+  python tooling/best_trial.py "${folders[@]}"
 }
 
 # seed CORE MODEL SEED: MODEL's chosen trial (MODEL.seed1) again with another seed, as MODEL.seedSEED
@@ -211,7 +216,7 @@ seed() {
   local options
   options=$(cat "$WORK/checkpoints/multi30k/$2.seed1/dropout.txt" "$WORK/checkpoints/multi30k/$2.seed1/rate.txt")
   # shellcheck disable=SC2046,SC2086
-  train "$1" multi30k "$2.seed$3" "$MINUTES" $(arch_options "$2") "${ADAM[@]}" $options --seed "$3"
+  train "$1" multi30k "$2.seed$3" "$MINUTES" $(arch_options "$2") $options --seed "$3"
 }
 
 # Each command substitution below is an assignment of its own, so that its failure stops the script.
@@ -257,9 +262,9 @@ stage_multi30k_pair() {
   encdec_dropout=$(sed -E 's/--encoder-dropout-out [0-9.]+ ?//' "$chosen/dropout.txt")
   rate=$(cat "$chosen/rate.txt")
   # shellcheck disable=SC2086
-  train 0 multi30k rnnencdec_small "$MINUTES" --arch rnnencdec_small "${ADAM[@]}" $encdec_dropout $rate --seed 1 &
+  train 0 multi30k rnnencdec_small "$MINUTES" --arch rnnencdec_small $encdec_dropout $rate &
   # shellcheck disable=SC2086
-  train 1 multi30k rnnsearch_small.b2 "$MINUTES" --arch rnnsearch_small "${PAPER_RECIPE[@]}" $dropout --seed 1 &
+  train 1 multi30k rnnsearch_small.b2 "$MINUTES" --arch rnnsearch_small "${PAPER_RECIPE[@]}" $dropout &
   wait_jobs
 }
 stage_multi30k_evaluate() {
@@ -268,13 +273,14 @@ stage_multi30k_evaluate() {
   evaluate 1 multi30k test1 "${systems[@]}" &
   wait_jobs
 }
-# The quickstart's recipe (scripts/quickstart.sh) in each direction of Multi30k, one core each
-QUICKSTART_RECIPE=(--arch rnnsearch_small "${ADAM[@]}" --lr 0.002 --lr-scheduler fixed --max-update 2000 --seed 1)
+# The quickstart's recipe (scripts/quickstart.sh), its updates too, in each direction of Multi30k, one core each
 stage_multi30k_directions() {
+  local updates
+  updates=optimization.max_update=$(python scripts/recipe.py "$RECIPE" --get optimization.max_update)
   [[ -e "$WORK/multi30k/bin" ]] || python scripts/prepare_data.py multi30k --scheme spm --out "$WORK/multi30k"
   python scripts/prepare_data.py multi30k -s fr -t en --scheme spm --out "$WORK/multi30k.fr-en"
-  train 0 multi30k quickstart "$DIRECTION_MINUTES" "${QUICKSTART_RECIPE[@]}" &
-  train 1 multi30k.fr-en quickstart "$DIRECTION_MINUTES" "${QUICKSTART_RECIPE[@]}" &
+  train 0 multi30k quickstart "$DIRECTION_MINUTES" "$updates" &
+  train 1 multi30k.fr-en quickstart "$DIRECTION_MINUTES" "$updates" &
   wait_jobs
   local core=0 corpus split
   for corpus in multi30k multi30k.fr-en; do
@@ -289,20 +295,20 @@ stage_multi30k_directions() {
 stage_hansards_fr_en() {
   python scripts/prepare_data.py hansards -s fr -t en --scheme word --shortlist 30000 --max-len 50 \
     --out "$WORK/hansards.fr-en" --local-dir "$HANSARDS_DIR"
-  train 1 hansards.fr-en rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${ADAM[@]}" "${HANSARDS_OPTIONS[@]}" --seed 1
+  train 1 hansards.fr-en rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}"
   evaluate 1 hansards.fr-en test rnnsearch_small
   heatmaps 1 hansards.fr-en rnnsearch_small
 }
-# The model as an aligner, beside a statistical one: eflomal (scripts/statistical_alignments.py)
+# The model as an aligner, beside a statistical one: eflomal (tooling/statistical_alignments.py)
 # aligns every Hansards training pair the models train on with the alignment gold's 37, both
 # directions, on core 1, and rnnsearch-aer scores each direction and symmetrisation; on core 0
 # rnnsearch-aer scores each RNNsearch direction (argmax, threshold) and both symmetrised, and
-# scripts/align_load.py times rnnsearch-align on the 3,000 test pairs, both directions.
+# tooling/align_load.py times rnnsearch-align on the 3,000 test pairs, both directions.
 # Everything goes to WORK/report/hansards.align, wall times to WORK/wall_times.tsv.
 stage_hansards_align() {
   local out=$WORK/report/hansards.align name
   {
-    on_core 1 python scripts/statistical_alignments.py --prepared "$WORK/hansards" --gold "$GOLD" --out "$out/eflomal"
+    on_core 1 python tooling/statistical_alignments.py --prepared "$WORK/hansards" --gold "$GOLD" --out "$out/eflomal"
     for name in forward reverse intersect union grow-diag-final-and; do
       on_core 1 rnnsearch-aer --alignments "$out/eflomal/eflomal.$name" --name "eflomal $name" --gold "$GOLD" \
         --out "$out/eflomal.$name"
@@ -314,7 +320,7 @@ stage_hansards_align() {
       --gold "$GOLD" --threshold "${THRESHOLDS[@]}" --out "$out/rnnsearch.en-fr"
     on_core 0 rnnsearch-aer --path "$(checkpoint hansards.fr-en rnnsearch_small)" --data "$WORK/hansards.fr-en/bin" \
       --gold "$GOLD" --threshold "${THRESHOLDS[@]}" --out "$out/rnnsearch.fr-en"
-    on_core 0 python scripts/align_load.py --path "$(checkpoint hansards rnnsearch_small)" --data "$WORK/hansards/bin" \
+    on_core 0 python tooling/align_load.py --path "$(checkpoint hansards rnnsearch_small)" --data "$WORK/hansards/bin" \
       --reverse-path "$(checkpoint hansards.fr-en rnnsearch_small)" --reverse-data "$WORK/hansards.fr-en/bin" \
       --source "$WORK/hansards/word/test.en" --target "$WORK/hansards/word/test.fr" --sizes 3000 --out "$out" --name align_load.test
   } &
@@ -331,12 +337,12 @@ stage_hansards_align() {
 # unguided one's
 stage_hansards_guided() {
   local links=$WORK/hansards/train.links.en-fr
-  [[ -s "$links" ]] || on_core 1 python scripts/statistical_alignments.py --prepared "$WORK/hansards" --training-alignments "$links"
+  [[ -s "$links" ]] || on_core 1 python tooling/statistical_alignments.py --prepared "$WORK/hansards" --training-alignments "$links"
   python scripts/prepare_data.py hansards --scheme word --shortlist 30000 --max-len 50 --out "$WORK/hansards" \
     --local-dir "$HANSARDS_DIR" --train-alignments "$links"
-  train 0 hansards rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${ADAM[@]}" "${HANSARDS_OPTIONS[@]}" --seed 1 &
-  train 1 hansards rnnsearch_small_guided "$HANSARDS_MINUTES" --arch rnnsearch_small "${ADAM[@]}" "${HANSARDS_OPTIONS[@]}" \
-    --seed 1 --load-alignments --alignment-lambda "${GUIDED_LAMBDA:-2}" &
+  train 0 hansards rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" &
+  train 1 hansards rnnsearch_small_guided "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" \
+    --load-alignments --alignment-lambda "${GUIDED_LAMBDA:-2}" &
   wait_jobs
   REPORT=hansards.guided evaluate 0 hansards test rnnsearch_small rnnsearch_small_guided &
   on_core 1 rnnsearch-aer --path "$(checkpoint hansards rnnsearch_small_guided)" --data "$WORK/hansards/bin" \
@@ -345,7 +351,7 @@ stage_hansards_guided() {
   wait_jobs
 }
 stage_publish() {
-  python scripts/publish_results.py --work "$WORK" --out "$RESULTS"
+  python tooling/publish_results.py --work "$WORK" --out "$RESULTS"
 }
 
 # machine STAGE: the processor a stage ran on, and the instruction sets that matter for its speed

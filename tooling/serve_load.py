@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 import numpy as np
-from benchmarking.fairseq_options import binarized_pair  # scripts/ is on the path when this script runs
+from benchmarking.fairseq_options import binarized_pair  # tooling/ is on the path when this script runs
 from benchmarking.workers import process_memory_mb
 
 SCORE_TOLERANCE = 1e-4  # base-2 score per token: batches of other sizes differ by float rounding only

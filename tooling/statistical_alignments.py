@@ -1,4 +1,4 @@
-"""A statistical word aligner beside RNNsearch's attention (issue 41): eflomal (Östling & Tiedemann
+"""A statistical word aligner beside RNNsearch's attention: eflomal (Östling & Tiedemann
 2016, "Efficient Word Alignment with Markov Chain Monte Carlo"; the package's defaults: IBM1, HMM
 and fertility, 3 samplers, NULL prior 0.2) aligns word-level training pairs that
 ``scripts/prepare_data.py CORPUS --scheme word --out PREPARED`` wrote (PREPARED/word/train.{src,tgt}:

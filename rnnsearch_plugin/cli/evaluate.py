@@ -41,8 +41,9 @@ from ..analysis.heatmap import save_atomic
 from ..analysis.markdown import markdown_cell, markdown_table
 from ..analysis.training_log import read_training_log
 from ..data.languages import DEFAULT_PAIR, length_unit
+from ..data.manifest import data_pair
 from ..data.textio import DataError, read_lines, write_atomic
-from ..hub import USER_ERRORS, RNNSearchHubInterface, data_pair, load
+from ..hub import USER_ERRORS, RNNSearchHubInterface, load
 from ..models.rnnsearch import resolved_dropout
 
 

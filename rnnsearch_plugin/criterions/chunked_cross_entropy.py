@@ -74,7 +74,7 @@ from fairseq.logging import metrics
 from omegaconf import II
 from torch import Tensor, nn
 
-from ..fairseq_fixes.cli_errors import UserInputError
+from ..errors import UserInputError
 
 CHUNK_SIZE = 512  # target positions per chunk, --output-chunk-size's default
 ROW_STEP = 256  # the last chunk's products take its rows rounded up to a multiple of this (``padded_length``)

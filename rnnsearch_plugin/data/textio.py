@@ -6,8 +6,10 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..errors import UserInputError
 
-class DataError(ValueError):
+
+class DataError(UserInputError):
     """Bad input data: reported in one line naming the file and what to do."""
 
 

@@ -34,14 +34,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Optional
 
+from ..data.manifest import binarized
+from ..errors import UserInputError
 from .checkpoint_safety import MISSING, DamagedCheckpointError, RefusedCheckpointError
 
 FULL_TRACEBACK = "HYDRA_FULL_ERROR"
 MISSING_SPLIT = re.compile(r"Dataset not found: (?P<split>\S+) \((?P<folder>.+)\)")  # fairseq's tasks' load_dataset
-
-
-class UserInputError(ValueError):
-    """A mistake in what the user gave: reported in one line by fairseq's commands."""
 
 
 def raised_by_a_command(error: BaseException) -> bool:
@@ -52,7 +50,7 @@ def raised_by_a_command(error: BaseException) -> bool:
 
 def splits_in(folder: Path) -> list[str]:
     """The splits of a fairseq-binarized folder, from its files' names (``{split}.{src}-{tgt}.{lang}.idx``)."""
-    return sorted({path.name.split(".")[0] for path in folder.glob("*.*-*.*.idx")})
+    return sorted({split for split, _, _ in binarized(folder)})
 
 
 def missing_split(split: str, folder: Path) -> str:

@@ -18,8 +18,8 @@ from fairseq.utils import safe_getattr
 from omegaconf import II
 
 from .. import hub
+from ..errors import UserInputError
 from ..fairseq_fixes.alignment_options import check_options
-from ..fairseq_fixes.cli_errors import UserInputError
 from ..speed import engines, precision
 from .attention import ATTENTIONS, Attention
 from .decoder import READOUT_STATES

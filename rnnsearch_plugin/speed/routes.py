@@ -1,7 +1,7 @@
 """Which devices the routes of this package serve. Each was chosen by measurements on CPUs only
 (``benchmarks/changes.md``), so a tensor on any other device takes torch's own route (``torch.tanh``,
-autograd's per-step weight gradients, one encoder row per hypothesis, fairseq's own --amp) until a route has been measured there (issue 42:
-``tooling/gpu_check.sh``).
+autograd's per-step weight gradients, one encoder row per hypothesis, fairseq's own --amp) until a route has been measured there
+(``tooling/gpu_check.sh``).
 
 The processor a measurement names: ``cpuinfo_field``, and the instruction sets its speed depends
 on, ``ISA_FLAGS`` (``machine_line``: "model name<TAB>flags", for tooling/reproduce_results.sh;

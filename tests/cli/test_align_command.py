@@ -1,4 +1,4 @@
-"""rnnsearch-align (issue 41): word links of a corpus in Pharaoh format, from one model or two
+"""rnnsearch-align: word links of a corpus in Pharaoh format, from one model or two
 symmetrised, the soft alignments beside them, resumable output, and bad input refused in one line."""
 
 import json

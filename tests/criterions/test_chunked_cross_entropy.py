@@ -16,7 +16,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from rnnsearch_plugin.criterions import chunked_cross_entropy
 from rnnsearch_plugin.criterions.chunked_cross_entropy import ChunkedCrossEntropyCriterion
-from rnnsearch_plugin.fairseq_fixes.cli_errors import UserInputError
+from rnnsearch_plugin.errors import UserInputError
 
 VOCAB = (30, 200)
 SOURCES = [[10, 4, 11, 12, 13, 5, 2], [4, 5, 6, 7, 2], [8, 9, 2], [14, 2]]  # longest first, as fairseq's lstm needs

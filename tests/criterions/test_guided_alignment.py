@@ -16,7 +16,7 @@ from fairseq.data.language_pair_dataset import collate
 
 from rnnsearch_plugin.criterions import chunked_cross_entropy
 from rnnsearch_plugin.criterions.chunked_cross_entropy import ChunkedCrossEntropyCriterion
-from rnnsearch_plugin.fairseq_fixes.cli_errors import UserInputError
+from rnnsearch_plugin.errors import UserInputError
 
 # (source words, target words, Pharaoh links i-j) for build()'s dictionaries (11 source, 13 target entries)
 PAIRS = [

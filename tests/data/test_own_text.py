@@ -1,4 +1,4 @@
-"""Any language pair (issue 39): your own corpus from plain files or a tab-separated file in
+"""Any language pair: your own corpus from plain files or a tab-separated file in
 non-Latin scripts made here from Multi30k, and every bad input refused in one line with nothing
 written that looks finished (the named corpora reversed: tests/test_language_pairs.py)."""
 

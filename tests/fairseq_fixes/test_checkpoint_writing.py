@@ -1,4 +1,4 @@
-"""Interruption and resume (issue 6): a run killed with SIGKILL and restarted with the same
+"""Interruption and resume: a run killed with SIGKILL and restarted with the same
 command continues exactly as if it had never stopped, and an interrupted checkpoint copy never
 replaces the good checkpoint it was overwriting (``fairseq_fixes/checkpoint_writing.py``)."""
 

@@ -1,4 +1,4 @@
-"""rnnsearch-serve (issue 27): the JSON API against the Python API it serves, its errors, its
+"""rnnsearch-serve: the JSON API against the Python API it serves, its errors, its
 queue, and the page in headless Chromium (scripts/install_browser.sh)."""
 
 import http.client

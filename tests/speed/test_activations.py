@@ -1,9 +1,11 @@
 """tanh by the sigmoid identity and in float32 for half inputs (``speed/activations.py``) against torch's tanh."""
 
+from pathlib import Path
+
 import pytest
 import torch
 
-from rnnsearch_plugin.speed import activations
+from rnnsearch_plugin.speed import activations, routes
 from rnnsearch_plugin.speed.activations import sigmoid_route, tanh
 
 
@@ -61,10 +63,16 @@ def test_float32_tanh_takes_the_route_measured_faster_on_the_processor(monkeypat
     assert calls == ([torch.float32, torch.float32] if identity else [])
 
 
-def test_cpuinfo_field_is_the_bare_value():
-    """Linux x86 machines (CI's included) name their vendor; elsewhere the answer is empty."""
-    assert activations.cpuinfo_field("vendor_id") in {"AuthenticAMD", "GenuineIntel", ""}
+def test_cpuinfo_field_is_the_first_processors_bare_value(tmp_path, monkeypatch):
+    """The value of the first line that names the key, without its padding or newline; "" for a key
+    no line names, and where there is no /proc/cpuinfo."""
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD \nflags\t\t: fpu avx2\n\nprocessor\t: 1\nvendor_id\t: Other\n")
+    monkeypatch.setattr(routes, "Path", lambda path: cpuinfo if path == "/proc/cpuinfo" else Path(path))
+    assert (activations.cpuinfo_field("vendor_id"), activations.cpuinfo_field("flags")) == ("AuthenticAMD", "fpu avx2")
     assert activations.cpuinfo_field("no such key") == ""
+    cpuinfo.unlink()
+    assert activations.cpuinfo_field("vendor_id") == ""
 
 
 @pytest.mark.skipif(activations.cpuinfo_field("vendor_id") == "", reason="no x86 /proc/cpuinfo here")

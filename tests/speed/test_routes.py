@@ -42,12 +42,6 @@ def test_machine_line_names_the_processor_and_the_flags_it_has(monkeypatch):
     assert routes.machine_line() == "AMD EPYC 9B45\tnone"
 
 
-def test_only_the_cpu_is_measured():
-    assert routes.measured_on(torch.device("cpu"))
-    assert not routes.measured_on(torch.device("cuda"))
-    assert not routes.measured_on(torch.device("meta"))
-
-
 @pytest.mark.parametrize("where", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_tanh(monkeypatch, where, dtype):

@@ -1,4 +1,4 @@
-"""tooling/publish_results.py --page alignment (tooling/alignment_page.py, issue 41): the page's
+"""tooling/publish_results.py --page alignment (tooling/alignment_page.py): the page's
 rows are the AER reports' own, the best row and the verdicts follow from them, the guided model's
 BLEU cost is the unguided minus the guided, a stage not run is named, and README.md gains a link."""
 

@@ -1,4 +1,4 @@
-"""tooling/gpu_check.sh, the GPU check of issue 42, at toy sizes on the CPU (``--device cpu``), so
+"""tooling/gpu_check.sh, the GPU check, at toy sizes on the CPU (``--device cpu``), so
 that it still runs whenever a GPU is at hand: every check passes and every figure the GPU run
 reports is there. Its tests stage runs model tests the suite runs anyway, so here it is left out
 and only what it names is checked to exist."""

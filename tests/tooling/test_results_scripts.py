@@ -1,14 +1,18 @@
-"""tooling/reproduce_results.sh and tooling/publish_results.py (issue 7's results page, issue 39's
+"""tooling/reproduce_results.sh and tooling/publish_results.py (the results page and the
 directions page), on the session's tiny checkpoint: the page's figures are the reports' own, the
 length gap is the Figure 2 buckets' BLEU, and bad requests end in one line."""
 
 import csv
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
 
 from conftest import REPO, SHARED_DATA, run
+
+sys.path.insert(0, str(REPO / "scripts"))
+from recipe import QUICKSTART, recipe_options  # noqa: E402
 
 
 def training_log(dev_losses: list[float], updates: int = 100) -> str:
@@ -357,6 +361,16 @@ with open(os.path.join(folder, "train.log"), "w") as log:
 '''
 
 
+def given(command_line: str) -> dict[str, str]:
+    """{option: its value, '' for a flag} of a fairseq command line's options, each given once."""
+    options: dict[str, str] = {}
+    for group in re.split(r" (?=--?[a-z])", " " + command_line)[1:]:
+        option, _, value = group.partition(" ")
+        assert option not in options, f"{option} given twice in {command_line}"
+        options[option] = value
+    return options
+
+
 def test_multi30k_stages_give_both_models_the_same_trials_and_run_each_ones_best(tmp_path):
     """The tuning stages with fairseq-train replaced by a stub whose dev losses we set: trials 4-6 take
     each model's better dropout of trials 1-3, seeds 2 and 3 (and seed 1, a link) its best trial of six,
@@ -398,24 +412,29 @@ def test_multi30k_stages_give_both_models_the_same_trials_and_run_each_ones_best
     assert result.returncode == 0, result.stderr[-2000:]
     calls = {}
     for line in (tmp_path / "calls.jsonl").read_text().splitlines():
-        args = json.loads(line)
-        calls[Path(args[args.index("--save-dir") + 1]).name] = " ".join(args)
+        options = given(" ".join(json.loads(line)[1:]))
+        calls[Path(options["--save-dir"]).name] = options
     assert sorted(calls) == sorted(set(losses))
 
-    def options(name: str) -> str:  # what lies between the model's own options and the run's fixed ones
-        return calls[name].split("--clip-norm 1.0 ", 1)[1].split(" --max-tokens", 1)[0]
+    def options(name: str) -> dict[str, str]:  # what the stages choose: the dropouts, the rate and its schedule, the seed
+        return {
+            option: value
+            for option, value in calls[name].items()
+            if option.startswith(("--dropout", "--lr", "--seed")) or "dropout" in option
+        }
 
     plateau = "--lr-scheduler reduce_lr_on_plateau --lr-shrink 0.5 --lr-patience 0"
     for model, dropout in (
         ("rnnsearch_small", "--dropout 0.5 --encoder-dropout-out 0.3 --decoder-dropout-out 0.3"),
         ("lstm", "--dropout 0.3 --encoder-dropout-out 0.3"),
     ):
-        assert options(f"{model}.t4") == f"{dropout} --lr 0.003 {plateau} --seed 1"
-        assert options(f"{model}.t6") == f"{dropout} --lr 0.003 --lr-scheduler fixed --seed 1"
+        assert options(f"{model}.t4") == given(f"{dropout} --lr 0.003 {plateau} --seed 1")
+        assert options(f"{model}.t6") == given(f"{dropout} --lr 0.003 --lr-scheduler fixed --seed 1")
     for number in (1, 2, 3):  # the same option strings for both models
         assert options(f"rnnsearch_small.t{number}") == options(f"lstm.t{number}")
     for number in (4, 5, 6):
-        assert options(f"rnnsearch_small.t{number}").split(" --lr ")[1] == options(f"lstm.t{number}").split(" --lr ")[1]
+        rates = [{k: v for k, v in options(f"{m}.t{number}").items() if k.startswith("--lr")} for m in ("rnnsearch_small", "lstm")]
+        assert rates[0] == rates[1]
     chosen = {
         "rnnsearch_small": f"--dropout 0.5 --encoder-dropout-out 0.3 --decoder-dropout-out 0.3 --lr 0.002 {plateau}",
         "lstm": "--dropout 0.3 --encoder-dropout-out 0.3 --lr 0.003 --lr-scheduler fixed",
@@ -424,15 +443,24 @@ def test_multi30k_stages_give_both_models_the_same_trials_and_run_each_ones_best
         best = {"rnnsearch_small": 5, "lstm": 6}[model]
         assert os.readlink(tmp_path / "work" / "checkpoints" / "multi30k" / f"{model}.seed1") == f"{model}.t{best}"
         for seed in (2, 3):
-            assert options(f"{model}.seed{seed}") == f"{settings} --seed {seed}"
-    assert options("rnnencdec_small") == f"--dropout 0.5 --decoder-dropout-out 0.3 --lr 0.002 {plateau} --seed 1"
-    assert calls["rnnencdec_small"].split(" --arch")[0].endswith("--criterion chunked_cross_entropy --amp")
-    assert (
-        "--arch rnnsearch_small --optimizer rnnsearch_adadelta --adadelta-rho 0.95 --adadelta-eps 1e-6 --lr 1.0 "
-        "--lr-scheduler fixed --clip-norm 1.0 --batch-size 80 --sentence-avg --dropout 0.5 --encoder-dropout-out 0.3 "
-        "--decoder-dropout-out 0.3 --seed 1 --max-tokens"
-    ) in calls["rnnsearch_small.b2"]
-    assert "--criterion cross_entropy --arch lstm" in calls["lstm.seed2"] and "--amp" not in calls["lstm.seed2"]
+            assert options(f"{model}.seed{seed}") == given(f"{settings} --seed {seed}")
+    assert options("rnnencdec_small") == given(f"--dropout 0.5 --decoder-dropout-out 0.3 --lr 0.002 {plateau} --seed 1")
+    assert given("--arch rnnencdec_small --criterion chunked_cross_entropy --amp").items() <= calls["rnnencdec_small"].items()
+    b2 = "--optimizer rnnsearch_adadelta --adadelta-rho 0.95 --adadelta-eps 1e-6 --lr 1.0 --lr-scheduler fixed --clip-norm 1.0"
+    assert calls["rnnsearch_small.b2"] == {
+        **calls["rnnsearch_small.t1"],  # the quickstart's recipe as the trials train it (MINUTES, every 100 updates logged)
+        **given(f"--arch rnnsearch_small {b2} --batch-size 80 --sentence-avg --dropout 0.5 --encoder-dropout-out 0.3"),
+        **given("--decoder-dropout-out 0.3 --seed 1"),
+        **{option: calls["rnnsearch_small.b2"][option] for option in ("--save-dir", "--log-file")},
+    }
+    assert given("--criterion cross_entropy --arch lstm").items() <= calls["lstm.seed2"].items() and "--amp" not in calls["lstm.seed2"]
+    # every call: the quickstart's recipe for MINUTES (no update bound), logged every 100 updates, then what its stage chooses
+    recipe = given(
+        " ".join(recipe_options(QUICKSTART, ["optimization.max_update=null", "common.log_format=null", "common.log_interval=100"]))
+    )
+    own = ("--user-dir", "-s", "-t", "--stop-time-hours", "--save-dir", "--log-file")
+    trial = calls["rnnsearch_small.t1"]
+    assert trial == {**recipe, **options("rnnsearch_small.t1"), **{option: trial[option] for option in own}}
     # the stages again, one run interrupted before (no "done training" in its log): only that one trains
     (tmp_path / "calls.jsonl").unlink()
     interrupted = tmp_path / "work" / "checkpoints" / "multi30k" / "lstm.t2" / "train.log"

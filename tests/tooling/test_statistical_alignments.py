@@ -1,4 +1,4 @@
-"""tooling/statistical_alignments.py (issue 41, eflomal beside RNNsearch): the training text brought
+"""tooling/statistical_alignments.py (eflomal beside RNNsearch): the training text brought
 to the alignment gold's tokenisation, checked on hand-written lines and on the gold itself; eflomal
 run for real on 2,000 Hansards pairs, prepared as prepare_data.py's word scheme writes them: the
 gold's links (in the gold's orientation, each symmetrisation, far better than the diagonal) and

@@ -7,7 +7,7 @@ against the suite).
     python tooling/readme_figures.py tests
     python tooling/readme_figures.py readme        # the block alone, from the file
 
-``quickstart`` runs ``bash scripts/quickstart.sh`` and ``tests`` runs ``bash scripts/run_tests.sh -q``,
+``quickstart`` runs ``bash scripts/quickstart.sh`` and ``tests`` runs ``bash scripts/run_tests.sh``,
 each timed from start to end (set-up included), on the machine as it is: run them one after the
 other, with nothing else running. Each records the processor it ran on.
 """
@@ -25,17 +25,18 @@ REPO = Path(__file__).resolve().parent.parent
 FIGURES = REPO / "benchmarks" / "readme_commands.json"
 README = REPO / "README.md"
 BLOCK = re.compile(r"(<!-- figures: tooling/readme_figures\.py -->\n).*?(<!-- /figures -->)", re.S)
-COMMANDS = {"quickstart": ["bash", "scripts/quickstart.sh"], "tests": ["bash", "scripts/run_tests.sh", "-q"]}
+COMMANDS = {"quickstart": ["bash", "scripts/quickstart.sh"], "tests": ["bash", "scripts/run_tests.sh"]}
 QUICKSTART_WORK = REPO / "work" / "quickstart"
 PYTEST_END = re.compile(r"^=*\s*(?:(\d+) failed, )?(\d+) passed(?:, (\d+) skipped)?.* in ([\d.]+)s", re.M)
 
 
 def processor() -> str:
-    """The processor's model name and the flags that decide its speed here."""
-    sys.path.insert(0, str(REPO))
-    from rnnsearch_plugin.speed.routes import cpuinfo_field, isa_flags
-
-    return f"{cpuinfo_field('model name')} ({' '.join(isa_flags()) or 'none of avx2, avx512f, avx512_bf16, amx_bf16'})"
+    """The processor's model name and the flags that decide its speed here (``machine_line``), read by
+    the environment the command set up (this script runs before it exists)."""
+    probe = "from rnnsearch_plugin.speed.routes import machine_line; print(machine_line())"
+    line = subprocess.run([str(REPO / ".venv" / "bin" / "python"), "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
+    name, flags = line.stdout.strip().split("\t")
+    return f"{name} ({flags})"
 
 
 def timed(command: list[str]) -> tuple[float, str]:

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 from conftest import REPO
 
 sys.path.insert(0, str(REPO / "tooling"))
@@ -22,14 +23,17 @@ def section(title: str) -> str:
 def test_the_commands_figures_are_those_recorded():
     figures = json.loads(readme_figures.FIGURES.read_text())
     recorded = readme_figures.BLOCK.search(README)
+    assert "quickstart" in figures
     assert recorded is not None and recorded.group(0) == recorded.group(1) + readme_figures.block(figures) + recorded.group(2)
-    assert {"quickstart", "tests"} <= set(figures)
 
 
 def test_the_test_count_is_the_suites():
-    """Every test the suite collects passed or skipped in the recorded run: a test added or removed
-    since asks for the suite to be measured again (tooling/readme_figures.py tests)."""
-    tests = json.loads(readme_figures.FIGURES.read_text())["tests"]
+    """Every test the suite collects ran in the recorded run (the README names those that failed, if
+    any): a test added or removed since asks for the suite to be measured again
+    (tooling/readme_figures.py tests), which the run that first records it cannot have been."""
+    tests = json.loads(readme_figures.FIGURES.read_text()).get("tests")
+    if tests is None:
+        pytest.skip("no run of the suite recorded yet: tooling/readme_figures.py tests records one")
     collected = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests"],
         cwd=REPO,
@@ -39,7 +43,6 @@ def test_the_test_count_is_the_suites():
     count = re.search(r"^(\d+) tests? collected", collected.stdout, re.M)
     assert count is not None, collected.stdout[-2000:]
     assert tests["passed"] + tests["skipped"] + tests["failed"] == int(count.group(1))
-    assert tests["failed"] == 0
 
 
 def test_every_speed_figure_is_in_the_benchmark_file_it_names():

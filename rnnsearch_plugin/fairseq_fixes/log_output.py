@@ -56,8 +56,8 @@ HYDRA_DEPRECATIONS: tuple[KnownWarning, ...] = (
     (r"hydra\.experimental\.initialize\(\) is no longer experimental", UserWarning, r"hydra\."),
     (r"hydra\.experimental\.compose\(\) is no longer experimental", UserWarning, r"hydra\."),
     (r"In '\w+': Usage of deprecated keyword in package header '# @package _group_'", UserWarning, r"hydra\."),
-    # attributed to whichever frame started the command (the console script, ``sys``): matched by message alone
-    (r"\s*'\w+' is validated against ConfigStore schema with the same name", UserWarning, r""),
+    # attributed to the frame that started the command: the console script, ``python -m``'s runpy, or ``sys``
+    (r"\s*'\w+' is validated against ConfigStore schema with the same name", UserWarning, r"(__main__|runpy|sys)$"),
     (r"\s*The strict flag in the compose API is deprecated", UserWarning, r"hydra\."),
 )
 FAIRSEQ_LOG_FORMAT, FAIRSEQ_DATE_FORMAT = "%(asctime)s | %(levelname)s | %(name)s | %(message)s", "%Y-%m-%d %H:%M:%S"

@@ -41,14 +41,14 @@ from fairseq.data import LanguagePairDataset, data_utils
 from fairseq.hub_utils import GeneratorHubInterface
 
 from . import arguments, fairseq_fixes
+from .alignment_options import returning_attention
 from .arguments import shown
 from .data.manifest import data_pair, subword_options
 from .data.schemes import BPE, SPM, WORD
 from .errors import UserInputError
-from .fairseq_fixes.alignment_options import returning_attention
 from .fairseq_fixes.checkpoint_safety import RefusedCheckpointError
 from .fairseq_fixes.empty_source import empty_rows
-from .fairseq_fixes.interactive_input import source_limit, warn_truncated
+from .truncation import source_limit, warn_truncated
 
 if TYPE_CHECKING:
     from .analysis.corpus_alignment import PairAlignment
@@ -201,7 +201,7 @@ class RNNSearchHubInterface(GeneratorHubInterface):
     def generate(self, tokenized_sentences: Any, beam: int = 5, *args: Any, **kwargs: Any) -> Any:
         """fairseq's ``generate``, its beam (and n-best, 1 to the beam) checked as rnnsearch-serve
         checks them; ``print_alignment`` ("hard", True, or "soft") also works after
-        the model was prepared for inference without it (``fairseq_fixes/alignment_options.py``)."""
+        the model was prepared for inference without it (``alignment_options.py``)."""
         arguments.integer(beam, "beam", 1)
         if "nbest" in kwargs:
             arguments.integer(kwargs["nbest"], "nbest", 1, beam)

@@ -31,10 +31,10 @@ PYTEST_END = re.compile(r"^=*\s*(?:(\d+) failed, )?(\d+) passed(?:, (\d+) skippe
 
 
 def processor() -> str:
-    """The processor's model name and the flags that decide its speed here (``machine_line``), read by
+    """The processor's model name and the flags that decide its speed here (tooling/machine.py), read by
     the environment the command set up (this script runs before it exists)."""
-    probe = "from rnnsearch_plugin.speed.routes import machine_line; print(machine_line())"
-    line = subprocess.run([str(REPO / ".venv" / "bin" / "python"), "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
+    machine = [str(REPO / ".venv" / "bin" / "python"), str(REPO / "tooling" / "machine.py")]
+    line = subprocess.run(machine, cwd=REPO, capture_output=True, text=True, check=True)
     name, flags = line.stdout.strip().split("\t")
     return f"{name} ({flags})"
 

@@ -356,7 +356,7 @@ stage_publish() {
 
 # machine STAGE: the processor a stage ran on, and the instruction sets that matter for its speed
 machine() {
-  printf '%s\t%s\n' "$1" "$(python -c 'from rnnsearch_plugin.speed.routes import machine_line; print(machine_line())')" >> "$WORK/machines.tsv"
+  printf '%s\t%s\n' "$1" "$(python tooling/machine.py)" >> "$WORK/machines.tsv"
 }
 
 mkdir -p "$WORK"

@@ -1,11 +1,11 @@
 """The plugin's repairs of fairseq (0.12.x), each in its own module that names the fairseq behaviour it
-repairs and when it can be deleted.
+repairs and when it can be deleted; tests/fairseq_fixes/test_bugs_on_pinned_fairseq.py shows each bug
+on the pinned fairseq, and fails once fairseq has fixed it.
 
 - ``batching``: fairseq's batching drops the last (N mod 8) sentences of every dataset (fairseq issue 5036);
 - ``checkpoint_safety``: checkpoints loaded weights-only whatever TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD says;
 - ``checkpoint_writing``: the copies onto checkpoint_last/_best.pt are atomic, and fsynced;
 - ``cli_errors``: user mistakes end fairseq's commands in one line, not a traceback;
-- ``alignment_options``: --print-alignment/--replace-unk checked against the model before generating;
 - ``interactive_input``: fairseq-interactive serves every line (invalid UTF-8, over-long lines);
 - ``empty_source``: an empty source gets the empty translation, not one the model makes up;
 - ``distributed_launch``: torchrun's data-parallel training on machines without GPUs;
@@ -19,7 +19,6 @@ commands run it when ``--user-dir rnnsearch_plugin`` loads the plugin (``install
 and ``hub.from_pretrained`` (``load``, and through it rnnsearch-serve, -evaluate, -heatmaps and
 -aer) before it loads a checkpoint. A program that drives fairseq itself (its ``Trainer``,
 ``checkpoint_utils``, ``fairseq_cli``'s ``main``) calls ``rnnsearch_plugin.fairseq_fixes.install()``.
-(``alignment_options`` is a check the model runs, not a replacement: it needs no installing.)
 """
 
 import sys

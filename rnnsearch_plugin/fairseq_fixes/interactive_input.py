@@ -11,7 +11,7 @@ after it. ``install`` (active only inside fairseq-interactive, run as the consol
   (``--max-source-positions``, counted in BPE tokens with the closing </s>) to its first
   tokens, with a warning, instead of fairseq's "Size of sample is invalid" error.
 
-``source_limit`` and ``warn_truncated`` serve the Python API (``hub.py``) and rnnsearch-serve too.
+The limit and its warning are the plugin's own (``truncation.py``), shared with the Python API and rnnsearch-serve.
 Delete ``install`` once fairseq-interactive reads and truncates lines this way itself (0.12.x
 ends the process).
 """
@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any, Callable, Optional
 
+from ..truncation import source_limit, warn_truncated
 from .patching import wrap_once
 
 logger = logging.getLogger(__name__)
@@ -52,18 +53,6 @@ def read_lines(input: str, buffer_size: int) -> Iterator[list[str]]:
 def reading_bytes(buffered_read: Callable[[str, int], Iterator[list[str]]]) -> Callable[[str, int], Iterator[list[str]]]:
     """``read_lines`` in place of fairseq's ``buffered_read``, which decodes the whole input at once."""
     return read_lines
-
-
-def source_limit(max_positions: Any) -> Optional[int]:
-    """The source side of fairseq's resolved max_positions (an int or a (source, target) pair)."""
-    return max_positions[0] if isinstance(max_positions, tuple) else max_positions
-
-
-def warn_truncated(line: str, length: int, limit: int) -> None:
-    logger.warning(
-        f"a source line of {length} tokens ({line[:30]!r}...) is longer than "
-        f"--max-source-positions {limit}; translating its first {limit - 1} tokens"
-    )
 
 
 def truncating_long_lines(make_batches: MakeBatches) -> MakeBatches:

@@ -13,13 +13,16 @@ KnownWarning = tuple[str, type[Warning], str]
 
 def wrap_once(owner: Any, name: str, wrapper: Callable[[Function], Function], static: bool = False) -> None:
     """Replace ``owner.name`` by ``wrapper(owner.name)`` unless ``wrapper`` already made it;
-    ``static``: the attribute is a staticmethod of a class (fairseq's ``PathManager``)."""
+    ``static``: the attribute is a staticmethod of a class (fairseq's ``PathManager``). The
+    replacement keeps fairseq's own as ``__wrapped__`` (tests/fairseq_fixes/test_bugs_on_pinned_fairseq.py
+    runs it to show the bug each repair is for)."""
     current = getattr(owner, name)
     mark = f"{wrapper.__module__}.{wrapper.__qualname__}"
     if getattr(current, "wrapped_by", None) == mark:
         return
     wrapped = wrapper(current)
     wrapped.wrapped_by = mark  # type: ignore[attr-defined]
+    wrapped.__wrapped__ = current  # type: ignore[attr-defined]
     setattr(owner, name, staticmethod(wrapped) if static else wrapped)
 
 

@@ -18,8 +18,8 @@ from fairseq.utils import safe_getattr
 from omegaconf import II
 
 from .. import hub
+from ..alignment_options import check_options
 from ..errors import UserInputError
-from ..fairseq_fixes.alignment_options import check_options
 from ..speed import engines, precision
 from .attention import ATTENTIONS, Attention
 from .decoder import READOUT_STATES
@@ -142,7 +142,7 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
     def prepare_for_inference_(self, cfg: Any) -> None:
         """fairseq-generate, fairseq-interactive and the hub call this once the model is on its
         device. It refuses in one line the alignment options (--print-alignment, --replace-unk)
-        this model cannot serve (``fairseq_fixes/alignment_options.py``); with --amp on a CPU the model translates
+        this model cannot serve (``alignment_options.py``); with --amp on a CPU the model translates
         in bfloat16, its weights stored in bfloat16 once (autocast would cast them again at every
         decoding step)."""
         check_options(self, cfg.generation)
@@ -203,16 +203,6 @@ SMALL_PRESET = {  # for CPU experiments on small corpora such as Multi30k
     "decoder_out_embed_dim": 256,
     "dropout": 0.2,
 }
-
-PEER_SIZES = ("encoder_embed_dim", "encoder_hidden_size", "decoder_embed_dim", "decoder_hidden_size", "decoder_out_embed_dim")
-
-
-def lstm_options(preset: dict[str, Any] = SMALL_PRESET) -> list[str]:
-    """fairseq's ``lstm`` at a preset's sizes (the same option names), attention over a
-    bidirectional encoder: the peer tooling/benchmark.py, tooling/gpu_check.py and
-    tooling/reproduce_results.sh measure ours against. Its dropout is theirs to set."""
-    sizes = [option for name in PEER_SIZES for option in (f"--{name.replace('_', '-')}", str(preset[name]))]
-    return ["--arch", "lstm", "--encoder-bidirectional", *sizes]
 
 
 def _apply_preset(args: Any, preset: dict[str, Any], config: type[FairseqDataclass]) -> None:

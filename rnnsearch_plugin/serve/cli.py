@@ -24,8 +24,8 @@ import torch
 import uvicorn
 
 from ..fairseq_fixes.cli_errors import explain
-from ..fairseq_fixes.interactive_input import source_limit
 from ..hub import RNNSearchHubInterface, load
+from ..truncation import source_limit
 from .app import create_app
 from .connections import DeadlineH11Protocol
 from .hosts import AllowedHosts

@@ -3,16 +3,12 @@
 autograd's per-step weight gradients, one encoder row per hypothesis, fairseq's own --amp) until a route has been measured there
 (``tooling/gpu_check.sh``).
 
-The processor a measurement names: ``cpuinfo_field``, and the instruction sets its speed depends
-on, ``ISA_FLAGS`` (``machine_line``: "model name<TAB>flags", for tooling/reproduce_results.sh;
-tooling/benchmark.py reads them here).
+``cpuinfo_field`` reads what the processor says of itself (its vendor decides the tanh route).
 """
 
 from pathlib import Path
 
 import torch
-
-ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
 
 
 def measured_on(device: torch.device) -> bool:
@@ -27,15 +23,3 @@ def cpuinfo_field(key: str) -> str:
     lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
     fields = (line.split(":", 1) for line in lines if ":" in line)
     return next((value.strip() for name, value in fields if name.strip() == key), "")
-
-
-def isa_flags() -> list[str]:
-    """Those of ``ISA_FLAGS`` the processor has."""
-    flags = set(cpuinfo_field("flags").split())
-    return [flag for flag in ISA_FLAGS if flag in flags]
-
-
-def machine_line() -> str:
-    """The machine a stage of tooling/reproduce_results.sh ran on: its model name, a tab, and the
-    ISA_FLAGS it has ("none" for none)."""
-    return f"{cpuinfo_field('model name')}\t{' '.join(isa_flags()) or 'none'}"

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from rnnsearch_plugin.speed import activations, beam_reordering, precision, routes, step_products
+from rnnsearch_plugin.speed import activations, beam_reordering, precision, step_products
 
 DEVICES = ["cpu", "meta"]
 
@@ -32,14 +32,6 @@ def takes_cpu_route(where: str, monkeypatch, owner, name: str, run) -> bool:
             assert "took the CPU route" in str(error)
             return True
     return False
-
-
-def test_machine_line_names_the_processor_and_the_flags_it_has(monkeypatch):
-    fields = {"model name": "AMD EPYC 9B45", "flags": "fpu avx2 avx512f sse4_2"}
-    monkeypatch.setattr(routes, "cpuinfo_field", lambda key: fields.get(key, ""))
-    assert routes.machine_line() == "AMD EPYC 9B45\tavx2 avx512f"
-    fields["flags"] = "fpu sse4_2"
-    assert routes.machine_line() == "AMD EPYC 9B45\tnone"
 
 
 @pytest.mark.parametrize("where", DEVICES)

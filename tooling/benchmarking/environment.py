@@ -31,8 +31,9 @@ def environment(device: str) -> dict[str, str]:
     """The report header's record: device, ISA flags, versions, threads, allocator, date."""
     import fairseq
     import torch
+    from machine import ISA_FLAGS, isa_flags
 
-    from rnnsearch_plugin.speed.routes import ISA_FLAGS, cpuinfo_field, isa_flags
+    from rnnsearch_plugin.speed.routes import cpuinfo_field
 
     cpu = cpuinfo_field("model name") or platform.processor()
     described = torch.cuda.get_device_name() if device == "cuda" else f"{cpu}, {os.cpu_count()} cores"

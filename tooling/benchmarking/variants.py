@@ -29,16 +29,19 @@ PAPER = [  # (arch, dtype, criterion)
     ("rnnencdec_wmt14", "bfloat16", "chunked_cross_entropy"),
 ]
 PEER = "lstm"
+PEER_SIZES = ("encoder_embed_dim", "encoder_hidden_size", "decoder_embed_dim", "decoder_hidden_size", "decoder_out_embed_dim")
 
 
 def arch_options(arch: str) -> list[str]:
     """fairseq's options for a checkpoint name (rnnsearch_small, rnnencdec_small or lstm): the
-    lstm at the small presets' sizes and dropout."""
-    if arch != "lstm":
+    lstm at the small preset's sizes (the same option names) and dropout, attention over a
+    bidirectional encoder."""
+    if arch != PEER:
         return ["--arch", arch]
-    from rnnsearch_plugin.models.rnnsearch import SMALL_PRESET, lstm_options
+    from rnnsearch_plugin.models.rnnsearch import SMALL_PRESET
 
-    return [*lstm_options(SMALL_PRESET), "--dropout", str(SMALL_PRESET["dropout"])]
+    sizes = [option for name in PEER_SIZES for option in (f"--{name.replace('_', '-')}", str(SMALL_PRESET[name]))]
+    return ["--arch", PEER, "--encoder-bidirectional", *sizes, "--dropout", str(SMALL_PRESET["dropout"])]
 
 
 def variant_options(name: str) -> list[str]:

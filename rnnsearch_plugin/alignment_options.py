@@ -15,7 +15,7 @@ does not); the RNNencdec check belongs to the model and stays.
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from ..errors import UserInputError
+from .errors import UserInputError
 
 NO_ATTENTION = (
     "RNNencdec has no attention, so it has no alignment for --print-alignment or --replace-unk: "

@@ -1,4 +1,4 @@
-"""Alignment options checked against the model before generating (``fairseq_fixes/alignment_options.py``)."""
+"""Alignment options checked against the model before generating (``rnnsearch_plugin/alignment_options.py``)."""
 
 from conftest import assert_one_line_error, fairseq_decode, interactive, run
 

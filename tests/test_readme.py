@@ -69,3 +69,13 @@ def test_no_issue_numbers_in_the_docs_or_the_code():
     ]
     assert not found
     assert not re.search(r"\brun \d+\b|\b[0-9a-f]{7}\b", README.replace("fairseq issues 1880 and 1882", ""))
+
+
+def test_every_results_figure_is_on_the_results_page():
+    """The results block (tooling/publish_results.py's) states only figures that docs/results/README.md,
+    written by the same run, holds."""
+    block = README.split("<!-- results: tooling/publish_results.py -->", 1)[1].split("<!-- /results -->", 1)[0]
+    page = (REPO / "docs" / "results" / "README.md").read_text()
+    figures = re.findall(r"[+-]?\d+\.\d+", block)
+    assert len(figures) >= 20
+    assert not [figure for figure in figures if figure not in page]

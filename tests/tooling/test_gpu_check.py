@@ -1,13 +1,15 @@
 """tooling/gpu_check.sh, the GPU check, at toy sizes on the CPU (``--device cpu``), so
-that it still runs whenever a GPU is at hand: every check passes and every figure the GPU run
-reports is there. Its tests stage runs model tests the suite runs anyway, so here it is left out
+that it still runs whenever a GPU is at hand: every check passes, every figure the GPU run
+reports is there and its ratios are those of its figures; a stage over its limit is stopped and failed. Its tests stage runs model tests the suite runs anyway, so here it is left out
 and only what it names is checked to exist."""
 
 import json
 import re
 import subprocess
 import sys
+from argparse import Namespace
 
+import pytest
 from conftest import REPO
 
 sys.path.insert(0, str(REPO / "tooling"))
@@ -49,10 +51,19 @@ def test_cpu_run_passes_and_reports_every_figure(tmp_path):
     figures = {stage["stage"]: stage["figures"] for stage in report["stages"]}
     assert figures["install"] == {}  # fairseq imports here: nothing installed
     assert all(len(run["losses"]) >= 2 for run in figures["precision"].values())
-    assert figures["training"]["ratio"] > 0 and figures["training"]["lstm"]["wps"] > 0
-    for dtype in ("float32", "bfloat16"):
-        row = figures["paper"][dtype]
-        assert row["wps"] > 0 and row["peak_mb"] > 0 and row["mfu_bfloat16_peak"] > 0
-    assert figures["decode"]["ratio beam 5"] > 0
+    training, decode, paper = figures["training"], figures["decode"], figures["paper"]
+    assert training["ratio"] == pytest.approx(training["rnnsearch_small"]["wps"] / training["lstm"]["wps"])
+    beam5 = decode["rnnsearch_small beam 5"]["sentences_per_second"] / decode["lstm beam 5"]["sentences_per_second"]
+    assert decode["ratio beam 5"] == pytest.approx(beam5)
+    for dtype in ("float32", "bfloat16"):  # both against the bfloat16 peak its worker measured
+        row = paper[dtype]
+        assert row["mfu_bfloat16_peak"] == pytest.approx(row["model_flops_per_second"] / paper["bfloat16"]["matmul_flops_per_second"])
+        assert 0 < row["mfu_bfloat16_peak"] < 1
     assert "| paper |" in out.with_suffix(".md").read_text()
     assert "===== decode" in out.with_suffix(".log").read_text()
+
+
+def test_a_stage_over_its_limit_is_stopped_and_reported_failed(tmp_path):
+    with open(tmp_path / "log", "w") as log:
+        result = gpu_check.run_stage("paper", Namespace(device="cpu", work=tmp_path), 0.5, log)
+    assert not result["passed"] and result["error"] == "stopped after its limit of 0 s" and result["checks"] == []

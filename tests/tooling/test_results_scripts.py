@@ -165,7 +165,7 @@ def test_results_page_reports_the_evaluations_figures(evaluation, multi30k, chec
     top = readme.read_text()
     assert top.startswith("# top\n<!-- results: tooling/publish_results.py -->\n") and top.endswith("<!-- /results -->\nrest\n")
     assert "stale figures" not in top and "leads the lstm by +0.50" in top
-    assert f"| rnnsearch_small | 20.50 | {tiny['chrf']:.2f} | {tiny['no_unk_sacrebleu']:.2f} |" in top
+    assert f"| RNNsearch-50 (`rnnsearch_small`) | 20.50 | {tiny['chrf']:.2f} | {tiny['no_unk_sacrebleu']:.2f} |" in top
     assert "| rnnsearch_small | 3 | 52.00 ± 2.00 | 42.00 ± 2.00 |" in top  # the seeds in brief
 
 

@@ -15,4 +15,6 @@ if [ "$(id -u)" -eq 0 ] || sudo -n true 2>/dev/null; then
   bash scripts/install_fonts.sh || echo "| could not install the Noto fonts: the heatmap's font tests will skip"
 fi
 source scripts/activate.sh
-python -m pytest -p no:cacheprovider "$@"
+# one worker per core (pytest-xdist), each test file on one worker, one compute thread each: two
+# processes of two threads would thrash on two cores
+OMP_NUM_THREADS=1 python -m pytest -p no:cacheprovider -n auto --dist loadfile "$@"

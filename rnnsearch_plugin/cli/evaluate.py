@@ -5,6 +5,7 @@ Figure 2, Table 2, Appendix C).
         --system RNNsearch=checkpoints/rnnsearch/checkpoint_best.pt \\
         --system RNNencdec=checkpoints/rnnencdec/checkpoint_best.pt \\
         [--generated RNNsearch=test.out] [--train-log RNNsearch=train.log] --beam 5 --out report/
+        [--max-len-a A --max-len-b B]     (fairseq-generate's cap on the length of every output)
 
 For every system: translate the split's raw source with beam search (or reuse a fairseq-generate
 output with --generated), then write to --out
@@ -284,6 +285,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--train-log", action="append", default=[], help="NAME=FAIRSEQ_TRAIN_LOG for Table 2")
     parser.add_argument("--beam", type=int, default=5)
     parser.add_argument(
+        "--max-len-a", type=float, default=0.0, help="as fairseq-generate's: outputs of at most a x source length + b tokens"
+    )
+    parser.add_argument("--max-len-b", type=int, default=200, help="as fairseq-generate's (default 200)")
+    parser.add_argument(
         "--buckets",
         type=lambda v: [int(x) for x in v.split(",") if x],
         default=[10, 20, 30, 40, 50, 60],
@@ -314,7 +319,7 @@ def main(argv: list[str] | None = None) -> None:
         results = {}
         for name, checkpoint in systems.items():
             print(f"| {name}: translating {len(sources)} sentences of {args.split} ({source}->{target}, beam {args.beam})", flush=True)
-            model = load(checkpoint, args.prepared / "bin")
+            model = load(checkpoint, args.prepared / "bin", max_len_a=args.max_len_a, max_len_b=args.max_len_b)
             results[name] = evaluate_system(model, sources, references, args.beam, generated.get(name), target, args.lowercase)
             write_atomic(args.out / "translations" / f"{name}.txt", results[name]["hypotheses"])
             write_atomic(args.out / "translations" / f"{name}.no_unk.txt", results[name]["no_unk_hypotheses"])

@@ -6,8 +6,9 @@ with a warning that says so. bfloat16 needs no loss scaling, but a disabled scal
 doing the scaler's other job: its ``step`` applies a non-finite gradient to the weights instead of
 skipping it. fairseq's ``clip_grad_norm`` takes a non-finite norm for a loss-scale overflow and asks
 the scaler for its backoff factor, which a disabled scaler of torch 2.x never set: the run ends in an
-``AttributeError`` traceback at the first non-finite gradient. So here, with a disabled scaler, a non-finite gradient norm raises ``FloatingPointError`` as in float32 training: fairseq
-writes ``crash.pt`` and stops, and ``cli_errors`` reports the divergence in one line. The two
+``AttributeError`` traceback at the first non-finite gradient. So here, with a disabled scaler, a
+non-finite gradient norm raises ``FloatingPointError`` as in float32 training: fairseq writes
+``crash.pt`` and stops, and ``cli_errors`` reports the divergence in one line. The two
 "CUDA is not available ... Disabling" warnings and the ``torch.cuda.amp.GradScaler`` deprecation
 that fairseq's ``AMPOptimizer`` provokes are ignored (each by its message, category and module) once
 bfloat16 is on (``speed/precision.py``), since they would tell the user the opposite of what happens.

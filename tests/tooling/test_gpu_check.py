@@ -1,7 +1,8 @@
 """tooling/gpu_check.sh, the GPU check, at toy sizes on the CPU (``--device cpu``), so
 that it still runs whenever a GPU is at hand: every check passes, every figure the GPU run
-reports is there and its ratios are those of its figures; a stage over its limit is stopped and failed. Its tests stage runs model tests the suite runs anyway, so here it is left out
-and only what it names is checked to exist."""
+reports is there and its ratios are those of its figures; a stage over its limit is stopped and
+failed. Its tests stage runs model tests the suite runs anyway, so here it is left out and only
+what it names is checked to exist."""
 
 import json
 import re

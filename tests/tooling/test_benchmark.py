@@ -77,3 +77,20 @@ def test_every_trick_is_switched_off_where_the_plugin_reads_it(monkeypatch):
         if how != "energies":
             assert not module.measured_on(torch.device("cpu")), trick
     assert attention._AdditiveEnergies.apply is attention.additive_energies
+
+
+def test_before_and_after_compare_each_run_with_the_lstm_of_the_same_repeat():
+    import compare_benchmarks
+
+    def results(ours: list[float], peer: list[float], seconds: float) -> dict:
+        train = {name: [{"wps": w, "wps_seen": 2 * w} for w in values] for name, values in (("lstm", peer), ("rnnsearch_small", ours))}
+        decode = {
+            "5": {name: [{"sentences_per_second": w} for w in values] for name, values in (("lstm", peer), ("rnnsearch_small", ours))}
+        }
+        paper = {"rnnsearch_wmt14 bfloat16": [{"seconds_per_update": seconds}]}
+        environment = {"device": "cpu", "isa_flags": "avx2", "torch": "2", "threads": "2", "date": "today"}
+        return {"environment": environment, "train": {"runs": train}, "decode": {"runs": decode}, "paper": {"runs": paper}}
+
+    page = compare_benchmarks.report(results([150, 220, 90], [100, 200, 100], 4.0), results([300, 210], [200, 200], 2.0), ("old", "new"))
+    assert "| `rnnsearch_small` | 1.10 | 1.27 | 1.10 | 1.27 |" in page  # medians of 1.5, 1.1, 0.9 and of 1.5, 1.05
+    assert "| 5 | `rnnsearch_small` | 1.10 | 1.27 |" in page and "| `rnnsearch_wmt14 bfloat16` | 4.00 | 2.00 | 2.00 |" in page

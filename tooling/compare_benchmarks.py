@@ -1,0 +1,106 @@
+"""Before and after a change, from two runs of tooling/benchmark.py on one machine (its sections
+alternated between the two checkouts): each of ours against fairseq's ``lstm`` measured in the same
+run, in both, so that the comparison does not depend on how fast the machine was that hour.
+
+    python tooling/compare_benchmarks.py BEFORE/results.json AFTER/results.json \
+        --before-name 2cb7067 --after-name 1b9bf42 --out benchmarks/before-after.md
+
+Training and beam search: the median over repeats of (ours / lstm) within each repeat; the paper
+size: seconds per update (the medians), which has no lstm to compare with.
+"""
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+PEER = "lstm"
+
+
+def median_ratio(runs: dict[str, list[dict[str, float]]], name: str, key: str) -> float:
+    """The median over repeats of ``name``'s ``key`` over the peer's in the same repeat."""
+    return statistics.median(ours[key] / peer[key] for ours, peer in zip(runs[name], runs[PEER]))
+
+
+def training_rows(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    rows = []
+    for name in (name for name in after["train"]["runs"] if name != PEER and name in before["train"]["runs"]):
+        cells = [median_ratio(report["train"]["runs"], name, key) for key in ("wps", "wps_seen") for report in (before, after)]
+        rows.append(f"| `{name}` | " + " | ".join(f"{cell:.2f}" for cell in cells) + " |")
+    return rows
+
+
+def decode_rows(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    rows = []
+    for beam, runs in after["decode"]["runs"].items():
+        for name in (name for name in runs if name != PEER and name in before["decode"]["runs"].get(beam, {})):
+            cells = [median_ratio(report["decode"]["runs"][beam], name, "sentences_per_second") for report in (before, after)]
+            rows.append(f"| {beam} | `{name}` | {cells[0]:.2f} | {cells[1]:.2f} |")
+    return rows
+
+
+def paper_rows(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    rows = []
+    for name in after["paper"]["runs"]:
+        if name in before["paper"]["runs"]:
+            seconds = [statistics.median(run["seconds_per_update"] for run in report["paper"]["runs"][name]) for report in (before, after)]
+            rows.append(f"| `{name}` | {seconds[0]:.2f} | {seconds[1]:.2f} | {seconds[0] / seconds[1]:.2f} |")
+    return rows
+
+
+def report(before: dict[str, Any], after: dict[str, Any], names: tuple[str, str]) -> str:
+    environment = after["environment"]
+    was, now = names
+    lines = [
+        f"# Before ({was}) and after ({now})",
+        "",
+        f"{environment['device']}, ISA flags {environment['isa_flags']}; torch {environment['torch']}, "
+        f"{environment['threads']} threads; {environment['date']}. Each section of tooling/benchmark.py ran for "
+        f"{was}, then for {now}, one after the other on this machine; every figure is a median over the repeats.",
+    ]
+    if "train" in before and "train" in after:
+        lines += [
+            "",
+            "## Training: target tokens/s against fairseq's `lstm` in the same repeat",
+            "",
+            f"| model | first sight, {was} | first sight, {now} | seen before, {was} | seen before, {now} |",
+            "| --- | --- | --- | --- | --- |",
+            *training_rows(before, after),
+        ]
+    if "decode" in before and "decode" in after:
+        lines += [
+            "",
+            "## Beam search: sentences/s against fairseq's `lstm` in the same repeat",
+            "",
+            f"| beam | model | {was} | {now} |",
+            "| --- | --- | --- | --- |",
+            *decode_rows(before, after),
+        ]
+    if "paper" in before and "paper" in after:
+        lines += [
+            "",
+            "## Paper size: seconds per update",
+            "",
+            f"| model, dtype, criterion | {was} | {now} | speed-up |",
+            "| --- | --- | --- | --- |",
+            *paper_rows(before, after),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("before", type=Path)
+    parser.add_argument("after", type=Path)
+    parser.add_argument("--before-name", required=True)
+    parser.add_argument("--after-name", required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    before, after = (json.loads(path.read_text()) for path in (args.before, args.after))
+    args.out.write_text(report(before, after, (args.before_name, args.after_name)))
+    print(f"| wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -6,7 +6,7 @@ run, in both, so that the comparison does not depend on how fast the machine was
         --before-name 2cb7067 --after-name 1b9bf42 --out benchmarks/before-after.md
 
 Training and beam search: the median over repeats of (ours / lstm) within each repeat; the paper
-size: seconds per update (the medians), which has no lstm to compare with.
+size: seconds per update (the medians), which has no lstm to compare with; peak memory as measured.
 """
 
 import argparse
@@ -49,6 +49,15 @@ def paper_rows(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     return rows
 
 
+def memory_rows(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    rows = []
+    for name, peaks in after["memory"]["peak_mb"].items():
+        for length, peak in peaks.items():
+            if length in before["memory"]["peak_mb"].get(name, {}):
+                rows.append(f"| `{name}` | {length} | {before['memory']['peak_mb'][name][length]:.0f} | {peak:.0f} |")
+    return rows
+
+
 def report(before: dict[str, Any], after: dict[str, Any], names: tuple[str, str]) -> str:
     environment = after["environment"]
     was, now = names
@@ -85,6 +94,15 @@ def report(before: dict[str, Any], after: dict[str, Any], names: tuple[str, str]
             f"| model, dtype, criterion | {was} | {now} | speed-up |",
             "| --- | --- | --- | --- |",
             *paper_rows(before, after),
+        ]
+    if "memory" in before and "memory" in after:
+        lines += [
+            "",
+            f"## Peak memory (MB) of one training step, {after['memory']['sentences']} sentence pairs",
+            "",
+            f"| model, criterion | length | {was} | {now} |",
+            "| --- | --- | --- | --- |",
+            *memory_rows(before, after),
         ]
     return "\n".join(lines) + "\n"
 

@@ -89,8 +89,16 @@ def test_before_and_after_compare_each_run_with_the_lstm_of_the_same_repeat():
         }
         paper = {"rnnsearch_wmt14 bfloat16": [{"seconds_per_update": seconds}]}
         environment = {"device": "cpu", "isa_flags": "avx2", "torch": "2", "threads": "2", "date": "today"}
-        return {"environment": environment, "train": {"runs": train}, "decode": {"runs": decode}, "paper": {"runs": paper}}
+        memory = {"sentences": 64, "peak_mb": {"rnnsearch_small chunked_cross_entropy": {"20": 10 * seconds}}}
+        return {
+            "environment": environment,
+            "train": {"runs": train},
+            "decode": {"runs": decode},
+            "paper": {"runs": paper},
+            "memory": memory,
+        }
 
     page = compare_benchmarks.report(results([150, 220, 90], [100, 200, 100], 4.0), results([300, 210], [200, 200], 2.0), ("old", "new"))
     assert "| `rnnsearch_small` | 1.10 | 1.27 | 1.10 | 1.27 |" in page  # medians of 1.5, 1.1, 0.9 and of 1.5, 1.05
     assert "| 5 | `rnnsearch_small` | 1.10 | 1.27 |" in page and "| `rnnsearch_wmt14 bfloat16` | 4.00 | 2.00 | 2.00 |" in page
+    assert "| `rnnsearch_small chunked_cross_entropy` | 20 | 40 | 20 |" in page

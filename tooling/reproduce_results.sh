@@ -86,7 +86,7 @@ RATE_TRIALS=("--lr 0.003 --lr-scheduler reduce_lr_on_plateau --lr-shrink 0.5 --l
              "--lr 0.003 --lr-scheduler fixed")
 FIXED_RATE="--lr $(python scripts/recipe.py "$RECIPE" --get optimization.lr) --lr-scheduler $(python scripts/recipe.py "$RECIPE" --get lr_scheduler._name)"
 # fairseq's lstm at our small sizes (256), attention over a bidirectional encoder
-LSTM_OPTIONS=$(python -c 'from rnnsearch_plugin.models.rnnsearch import lstm_options; print(*lstm_options())')
+LSTM_OPTIONS=$(python -c 'import sys; sys.path.insert(0, "tooling"); from benchmarking.variants import lstm_options; print(*lstm_options())')
 read -ra LSTM <<< "$LSTM_OPTIONS"
 
 log() { echo "| $(date -u +%H:%M:%S) $*"; }

@@ -32,16 +32,23 @@ PEER = "lstm"
 PEER_SIZES = ("encoder_embed_dim", "encoder_hidden_size", "decoder_embed_dim", "decoder_hidden_size", "decoder_out_embed_dim")
 
 
+def lstm_options() -> list[str]:
+    """fairseq's ``lstm`` at the small preset's sizes (the same option names), attention over a
+    bidirectional encoder; its dropout is the caller's (tooling/reproduce_results.sh tunes it)."""
+    from rnnsearch_plugin.models.rnnsearch import SMALL_PRESET
+
+    sizes = [option for name in PEER_SIZES for option in (f"--{name.replace('_', '-')}", str(SMALL_PRESET[name]))]
+    return ["--arch", PEER, "--encoder-bidirectional", *sizes]
+
+
 def arch_options(arch: str) -> list[str]:
     """fairseq's options for a checkpoint name (rnnsearch_small, rnnencdec_small or lstm): the
-    lstm at the small preset's sizes (the same option names) and dropout, attention over a
-    bidirectional encoder."""
+    lstm with the small preset's dropout."""
     if arch != PEER:
         return ["--arch", arch]
     from rnnsearch_plugin.models.rnnsearch import SMALL_PRESET
 
-    sizes = [option for name in PEER_SIZES for option in (f"--{name.replace('_', '-')}", str(SMALL_PRESET[name]))]
-    return ["--arch", PEER, "--encoder-bidirectional", *sizes, "--dropout", str(SMALL_PRESET["dropout"])]
+    return [*lstm_options(), "--dropout", str(SMALL_PRESET["dropout"])]
 
 
 def variant_options(name: str) -> list[str]:

@@ -17,8 +17,8 @@ subword scheme the plugin writes, and the scheme's model, a file inside the prep
 anything else (a ``--user-dir``, whose code fairseq would import) is refused in one line. A
 checkpoint trained without ``-s``/``-t`` names no pair: it gets the data folder's, as fairseq's
 translation task infers it. fairseq's own hub
-interface scores only language models and returns no usable soft alignment (fairseq issues
-1880, 1882); ``score`` and ``align`` here force-decode a given target through the model. Every
+interface scores only language models and returns no usable soft alignment; ``score`` and
+``align`` here force-decode a given target through the model. Every
 method checks its arguments as rnnsearch-serve checks a request's (``arguments.py``): a
 TypeError or ValueError in one line naming the argument; where it takes a list of sentences it
 also takes one string (one result), and ``score`` and ``align_corpus`` refuse sides of

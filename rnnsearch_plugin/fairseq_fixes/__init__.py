@@ -2,7 +2,7 @@
 repairs and when it can be deleted; tests/fairseq_fixes/test_bugs_on_pinned_fairseq.py shows each bug
 on the pinned fairseq, and fails once fairseq has fixed it.
 
-- ``batching``: fairseq's batching drops the last (N mod 8) sentences of every dataset (fairseq issue 5036);
+- ``batching``: fairseq's batching drops the last (N mod 8) sentences of every dataset;
 - ``checkpoint_safety``: checkpoints loaded weights-only whatever TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD says;
 - ``checkpoint_writing``: the copies onto checkpoint_last/_best.pt are atomic, and fsynced;
 - ``cli_errors``: user mistakes end fairseq's commands in one line, not a traceback;

@@ -1,6 +1,6 @@
 """Every sentence counts: stop fairseq from dropping the last batch of a dataset.
 
-fairseq's ``data_utils.batch_by_size`` (0.12.x and main; fairseq issue 5036) ends with
+fairseq's ``data_utils.batch_by_size`` (0.12.x and main) ends with
 ``if bsz_mult > 1 and len(b[-1]) % bsz_mult != 0: b = b[:-1]``: with the default
 ``--required-batch-size-multiple 8`` it silently throws away the last (N mod 8) sentences of
 every dataset it batches, in training, validation, generation and interactive translation.

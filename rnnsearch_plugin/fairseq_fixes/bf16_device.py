@@ -6,7 +6,7 @@ device and ``fairseq-train --bf16`` fails on every machine without it, GPUs that
 bfloat16 (Ampere and later) included. ``install`` wraps ``distributed.utils.call_main``, which
 every ``fairseq-train`` run passes through after parsing, to undo that inference where it cannot
 hold: ``--bf16`` with ``tpu`` set and no ``torch_xla`` installed. A run with ``torch_xla`` keeps
-fairseq's behaviour. Delete this once fairseq stops inferring ``--tpu`` from ``--bf16`` (fairseq issue 4696, "bf16 with A100 GPUs").
+fairseq's behaviour. Delete this once fairseq stops inferring ``--tpu`` from ``--bf16``.
 """
 
 import importlib.util

@@ -343,27 +343,17 @@ def checkpoint(multi30k, tmp_path_factory) -> Path:
     return save_dir / "checkpoint_last.pt"
 
 
+def evaluate_tiny(multi30k: Path, checkpoint: Path, out: Path, *options: str) -> None:
+    """rnnsearch-evaluate of the tiny checkpoint on Multi30k test_2017 into ``out``, with ``options``."""
+    system = f"tiny={checkpoint}"
+    run("rnnsearch-evaluate", "--prepared", str(multi30k), "--split", "test1", "--system", system, *options, "--out", str(out))
+
+
 @pytest.fixture(scope="session")
 def evaluation(multi30k, checkpoint, tmp_path_factory) -> tuple[Path, dict]:
     """rnnsearch-evaluate's report of the tiny checkpoint on Multi30k test_2017 (beam 3)."""
     out = tmp_path_factory.mktemp("evaluation")
-    run(
-        "rnnsearch-evaluate",
-        "--prepared",
-        str(multi30k),
-        "--split",
-        "test1",
-        "--system",
-        f"tiny={checkpoint}",
-        "--train-log",
-        f"tiny={checkpoint.parent / 'train.log'}",
-        "--beam",
-        "3",
-        "--long",
-        "15",
-        "--out",
-        str(out),
-    )
+    evaluate_tiny(multi30k, checkpoint, out, "--train-log", f"tiny={checkpoint.parent / 'train.log'}", "--beam", "3", "--long", "15")
     return out, json.loads((out / "report.json").read_text())
 
 

@@ -4,7 +4,7 @@ Multi30k, against sacreBLEU's command line and the training log."""
 import math
 
 import pytest
-from conftest import run, sacrebleu_cli
+from conftest import evaluate_tiny, sacrebleu_cli
 from sacremoses import MosesTokenizer
 
 from rnnsearch_plugin.analysis import bleu
@@ -103,19 +103,7 @@ def test_training_precision_is_the_one_the_model_summary_names(checkpoint, tmp_p
 
 def test_outputs_are_capped_as_fairseq_generate_caps_them(multi30k, checkpoint, tmp_path):
     """--max-len-a/--max-len-b: every translation, the No UNK ones too, of at most a x source + b pieces."""
-    run(
-        "rnnsearch-evaluate",
-        "--prepared",
-        str(multi30k),
-        "--split",
-        "test1",
-        "--system",
-        f"tiny={checkpoint}",
-        "--max-len-b",
-        "2",
-        "--out",
-        str(tmp_path),
-    )
+    evaluate_tiny(multi30k, checkpoint, tmp_path, "--max-len-b", "2")
     for name in ("tiny.txt", "tiny.no_unk.txt"):
         outputs = read_lines(tmp_path / "translations" / name)
         assert len(outputs) > 900 and max(len(line.split()) for line in outputs) <= 2

@@ -1,9 +1,13 @@
-"""Before and after a change, from two runs of tooling/benchmark.py on one machine (its sections
-alternated between the two checkouts): each of ours against fairseq's ``lstm`` measured in the same
-run, in both, so that the comparison does not depend on how fast the machine was that hour.
+"""Before and after a change, from runs of tooling/benchmark.py on one machine alternated between
+the two checkouts: each of ours against fairseq's ``lstm`` measured in the same repeat, in both, so
+that the comparison does not depend on how fast the machine was that hour.
 
-    python tooling/compare_benchmarks.py BEFORE/results.json AFTER/results.json \
-        --before-name 2cb7067 --after-name 1b9bf42 --out benchmarks/before-after.md
+    python tooling/compare_benchmarks.py --before B1/results.json B2/results.json \
+        --after A1/results.json A2/results.json --before-name 2cb7067 --after-name 1b9bf42 \
+        --out benchmarks/before-after.md
+
+Each side takes one results.json, or several (one per invocation, e.g. ``--repeats 1`` each,
+before and after alternated invocation by invocation): their repeats are pooled in order.
 
 Training and beam search: the median over repeats of (ours / lstm) within each repeat; the paper
 size: seconds per update (the medians), which has no lstm to compare with; peak memory as measured.
@@ -58,6 +62,34 @@ def memory_rows(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     return rows
 
 
+def pooled(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """One side's invocations as one: the repeats of train, decode and paper in order, the memory
+    section of the first invocation that has one, the environment of the first."""
+    merged: dict[str, Any] = {"environment": reports[0]["environment"], "invocations": len(reports)}
+    for section in ("train", "paper"):
+        if all(section in report for report in reports):
+            merged[section] = {"runs": pooled_runs([report[section]["runs"] for report in reports])}
+    if all("decode" in report for report in reports):
+        beams = reports[0]["decode"]["runs"]
+        merged["decode"] = {"runs": {beam: pooled_runs([report["decode"]["runs"][beam] for report in reports]) for beam in beams}}
+    memory = [report["memory"] for report in reports if "memory" in report]
+    if memory:
+        merged["memory"] = memory[0]
+    return merged
+
+
+def pooled_runs(runs: list[dict[str, list[dict[str, float]]]]) -> dict[str, list[dict[str, float]]]:
+    return {name: [run for invocation in runs for run in invocation[name]] for name in runs[0]}
+
+
+def repeats(report: dict[str, Any]) -> int:
+    return len(next(iter(report["train"]["runs"].values()))) if "train" in report else 0
+
+
+def times(count: int) -> str:
+    return "once" if count == 1 else f"{count} times"
+
+
 def report(before: dict[str, Any], after: dict[str, Any], names: tuple[str, str]) -> str:
     environment = after["environment"]
     was, now = names
@@ -65,8 +97,9 @@ def report(before: dict[str, Any], after: dict[str, Any], names: tuple[str, str]
         f"# Before ({was}) and after ({now})",
         "",
         f"{environment['device']}, ISA flags {environment['isa_flags']}; torch {environment['torch']}, "
-        f"{environment['threads']} threads; {environment['date']}. Each section of tooling/benchmark.py ran for "
-        f"{was}, then for {now}, one after the other on this machine; every figure is a median over the repeats.",
+        f"{environment['threads']} threads; {environment['date']}. tooling/benchmark.py ran "
+        f"{times(after.get('invocations', 1))} for each side, {was} and {now} alternated on this machine; "
+        f"every figure is a median over the repeats ({repeats(before)} and {repeats(after)} of training).",
     ]
     if "train" in before and "train" in after:
         lines += [
@@ -109,13 +142,13 @@ def report(before: dict[str, Any], after: dict[str, Any], names: tuple[str, str]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("before", type=Path)
-    parser.add_argument("after", type=Path)
+    parser.add_argument("--before", type=Path, nargs="+", required=True, help="results.json of each invocation before")
+    parser.add_argument("--after", type=Path, nargs="+", required=True, help="results.json of each invocation after")
     parser.add_argument("--before-name", required=True)
     parser.add_argument("--after-name", required=True)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    before, after = (json.loads(path.read_text()) for path in (args.before, args.after))
+    before, after = (pooled([json.loads(path.read_text()) for path in paths]) for paths in (args.before, args.after))
     args.out.write_text(report(before, after, (args.before_name, args.after_name)))
     print(f"| wrote {args.out}")
 

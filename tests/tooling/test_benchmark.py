@@ -102,3 +102,12 @@ def test_before_and_after_compare_each_run_with_the_lstm_of_the_same_repeat():
     assert "| `rnnsearch_small` | 1.10 | 1.27 | 1.10 | 1.27 |" in page  # medians of 1.5, 1.1, 0.9 and of 1.5, 1.05
     assert "| 5 | `rnnsearch_small` | 1.10 | 1.27 |" in page and "| `rnnsearch_wmt14 bfloat16` | 4.00 | 2.00 | 2.00 |" in page
     assert "| `rnnsearch_small chunked_cross_entropy` | 20 | 40 | 20 |" in page
+
+    def tables(page: str) -> list[str]:
+        return [line for line in page.splitlines() if line.startswith("|")]
+
+    pooled_before = compare_benchmarks.pooled([results([150], [100], 4.0), results([220, 90], [200, 100], 4.0)])
+    pooled_after = compare_benchmarks.pooled([results([300], [200], 2.0), results([210], [200], 2.0)])
+    pooled_page = compare_benchmarks.report(pooled_before, pooled_after, ("old", "new"))
+    assert tables(pooled_page) == tables(page)  # one repeat per invocation, pooled: the same medians
+    assert "ran 2 times for each side" in pooled_page and "(3 and 2 of training)" in pooled_page

@@ -7,7 +7,8 @@ that the comparison does not depend on how fast the machine was that hour.
         --out benchmarks/before-after.md
 
 Each side takes one results.json, or several (one per invocation, e.g. ``--repeats 1`` each,
-before and after alternated invocation by invocation): their repeats are pooled in order.
+before and after alternated invocation by invocation): their repeats are pooled in order, each
+section from the invocations that ran it.
 
 Training and beam search: the median over repeats of (ours / lstm) within each repeat; the paper
 size: seconds per update (the medians), which has no lstm to compare with; peak memory as measured.
@@ -63,17 +64,16 @@ def memory_rows(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
 
 
 def pooled(reports: list[dict[str, Any]]) -> dict[str, Any]:
-    """One side's invocations as one: the repeats of train, decode and paper in order, the memory
-    section of the first invocation that has one, the environment of the first."""
-    merged: dict[str, Any] = {"environment": reports[0]["environment"], "invocations": len(reports)}
+    """One side's invocations as one: each section from the invocations that ran it, the repeats of
+    train, decode and paper in order, the memory section of the first (it does not vary), the
+    environment of the first."""
+    merged: dict[str, Any] = {"environment": reports[0]["environment"]}
     for section in ("train", "paper"):
-        if all(section in report for report in reports):
-            merged[section] = {"runs": pooled_runs([report[section]["runs"] for report in reports])}
-    if all("decode" in report for report in reports):
-        beams = reports[0]["decode"]["runs"]
-        merged["decode"] = {"runs": {beam: pooled_runs([report["decode"]["runs"][beam] for report in reports]) for beam in beams}}
-    memory = [report["memory"] for report in reports if "memory" in report]
-    if memory:
+        if ran := [report[section]["runs"] for report in reports if section in report]:
+            merged[section] = {"runs": pooled_runs(ran)}
+    if ran := [report["decode"]["runs"] for report in reports if "decode" in report]:
+        merged["decode"] = {"runs": {beam: pooled_runs([runs[beam] for runs in ran]) for beam in ran[0]}}
+    if memory := [report["memory"] for report in reports if "memory" in report]:
         merged["memory"] = memory[0]
     return merged
 
@@ -86,10 +86,6 @@ def repeats(report: dict[str, Any]) -> int:
     return len(next(iter(report["train"]["runs"].values()))) if "train" in report else 0
 
 
-def times(count: int) -> str:
-    return "once" if count == 1 else f"{count} times"
-
-
 def report(before: dict[str, Any], after: dict[str, Any], names: tuple[str, str]) -> str:
     environment = after["environment"]
     was, now = names
@@ -97,9 +93,8 @@ def report(before: dict[str, Any], after: dict[str, Any], names: tuple[str, str]
         f"# Before ({was}) and after ({now})",
         "",
         f"{environment['device']}, ISA flags {environment['isa_flags']}; torch {environment['torch']}, "
-        f"{environment['threads']} threads; {environment['date']}. tooling/benchmark.py ran "
-        f"{times(after.get('invocations', 1))} for each side, {was} and {now} alternated on this machine; "
-        f"every figure is a median over the repeats ({repeats(before)} and {repeats(after)} of training).",
+        f"{environment['threads']} threads; {environment['date']}. tooling/benchmark.py ran for {was} and for {now}, "
+        f"alternated on this machine; every figure is a median over the repeats ({repeats(before)} and {repeats(after)} of training).",
     ]
     if "train" in before and "train" in after:
         lines += [

@@ -106,8 +106,13 @@ def test_before_and_after_compare_each_run_with_the_lstm_of_the_same_repeat():
     def tables(page: str) -> list[str]:
         return [line for line in page.splitlines() if line.startswith("|")]
 
-    pooled_before = compare_benchmarks.pooled([results([150], [100], 4.0), results([220, 90], [200, 100], 4.0)])
+    names = ("old", "new")
+    split_before = [results([150], [100], 4.0), results([220, 90], [200, 100], 4.0)]
     pooled_after = compare_benchmarks.pooled([results([300], [200], 2.0), results([210], [200], 2.0)])
-    pooled_page = compare_benchmarks.report(pooled_before, pooled_after, ("old", "new"))
+    pooled_page = compare_benchmarks.report(compare_benchmarks.pooled(split_before), pooled_after, names)
     assert tables(pooled_page) == tables(page)  # one repeat per invocation, pooled: the same medians
-    assert "ran 2 times for each side" in pooled_page and "(3 and 2 of training)" in pooled_page
+    assert "(3 and 2 of training)" in pooled_page
+    without_memory = [{section: value for section, value in run.items() if section != "memory"} for run in split_before]
+    memory_alone = {"environment": split_before[0]["environment"], "memory": split_before[0]["memory"]}  # --sections memory
+    each_section_from_its_runs = compare_benchmarks.pooled([*without_memory, memory_alone])
+    assert tables(compare_benchmarks.report(each_section_from_its_runs, pooled_after, names)) == tables(page)

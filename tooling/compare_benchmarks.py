@@ -3,8 +3,8 @@ the two checkouts: each of ours against fairseq's ``lstm`` measured in the same 
 that the comparison does not depend on how fast the machine was that hour.
 
     python tooling/compare_benchmarks.py --before B1/results.json B2/results.json \
-        --after A1/results.json A2/results.json --before-name 2cb7067 --after-name 1b9bf42 \
-        --out benchmarks/before-after.md
+        --after A1/results.json A2/results.json --before-name "before the split" \
+        --after-name "reference + engine" --out benchmarks/before-after.md
 
 Each side takes one results.json, or several (one per invocation, e.g. ``--repeats 1`` each,
 before and after alternated invocation by invocation): their repeats are pooled in order, each

@@ -4,7 +4,8 @@
     model = load("checkpoints/checkpoint_best.pt", "work/multi30k_spm/bin")
     model.translate(["A dog runs."], beam=5)         # fairseq's GeneratorHubInterface
     model.score(["A dog runs."], ["Un chien court."])
-    alignment = model.align("A dog runs.")            # Figure 3: the soft alignment of the translation
+    alignment = model.align("A dog runs.")            # the soft alignment of the translation (Figure 3's,
+                                                      # or the alignment head's where the model has one)
     model.plot_alignment("A dog runs.", path="dog.png")
     for pair in model.align_corpus(sources, targets):  # word links of a corpus (rnnsearch-align)
         print(pair.links)
@@ -56,12 +57,14 @@ if TYPE_CHECKING:
 
 @dataclass
 class Alignment:
-    """Soft alignment weights alpha_ij (Eq. 6) of one sentence pair: one row per target
-    token (the final </s> included), one column per source token (its </s> included)."""
+    """Soft alignment weights of one sentence pair, the attention's alpha_ij (Eq. 6) or the
+    alignment head's a_ij (``by``): one row per target token (the final </s> included), one
+    column per source token (its </s> included)."""
 
     weights: np.ndarray  # T x S
     source_tokens: list[str]  # S
     target_tokens: list[str]  # T
+    by: str = "attention"  # "head" or "attention" (``alignment_options.ALIGNED_BY``)
 
 
 # what ``load`` and reading a command's inputs raise on a user's mistake (DataError is a ValueError,
@@ -237,12 +240,20 @@ class RNNSearchHubInterface(GeneratorHubInterface):
         dictionary = self.tgt_dict if target else self.src_dict
         return dictionary.encode_line(" ".join(pieces), add_if_not_exist=False).long(), groups
 
+    @property
+    def aligned_by(self) -> str:
+        """What ``align``, ``align_corpus`` and ``forced`` give by default: "head" (the model's
+        alignment head) or "attention"."""
+        return "head" if self.models[0].decoder.alignment_head is not None else "attention"
+
     def forced(
-        self, sources: list[torch.Tensor], targets: list[torch.Tensor], scores: bool = True
+        self, sources: list[torch.Tensor], targets: list[torch.Tensor], scores: bool = True, attention: bool = False
     ) -> list[tuple[Optional[torch.Tensor], Optional[torch.Tensor]]]:
         """Teacher-forced pass of each (source, target) token pair; for each pair the
         log-probability of every target token (T; None with ``scores=False``, which skips the
-        output layer and its B x T x vocabulary tensors) and the attention weights (T x S)."""
+        output layer and its B x T x vocabulary tensors) and the alignment weights (T x S): the
+        alignment head's where the model has one (``aligned_by``), else, or with ``attention``,
+        the attention's."""
         model = self.models[0]
         dataset = LanguagePairDataset(
             sources,
@@ -264,11 +275,11 @@ class RNNSearchHubInterface(GeneratorHubInterface):
                     net_input["prev_output_tokens"], encoder_out=encoder_out, features_only=not scores
                 )  # logits, or t_i without W_o
                 token_scores = self._token_scores(model, output, extra, batch["target"]) if scores else None  # B x T
-            attention = extra["attn"][0]  # B x T x S, or None for RNNencdec
+            alignment = extra["attention" if attention else "attn"][0]  # B x T x S, or None (RNNencdec without a head)
             for row, index in enumerate(batch["id"].tolist()):
                 length = len(targets[index])
                 source_mask = net_input["src_tokens"][row].ne(self.src_dict.pad())
-                weights = attention[row, :length][:, source_mask] if attention is not None else None
+                weights = alignment[row, :length][:, source_mask] if alignment is not None else None
                 results.append(
                     (
                         index,
@@ -298,22 +309,24 @@ class RNNSearchHubInterface(GeneratorHubInterface):
         ]
         return results[0] if single else results
 
-    def align(self, source: str, target: Optional[str] = None, beam: int = 5) -> Alignment:
+    def align(self, source: str, target: Optional[str] = None, beam: int = 5, attention: bool = False) -> Alignment:
         """The soft alignment of ``source`` with ``target``, or with its translation by beam
-        search when no target is given (Figure 3); an empty source's empty translation has none
-        (a 0 x 0 alignment)."""
+        search when no target is given: the alignment head's where the model has one, else, or
+        with ``attention``, the attention's (Figure 3); an empty source's empty translation has
+        none (a 0 x 0 alignment)."""
         arguments.integer(beam, "beam", 1)
+        by = "attention" if attention else self.aligned_by
         source_tokens = self.encode(arguments.text(source, "source"))
         if target is None and self.is_empty(source_tokens):
-            return Alignment(np.zeros((0, 0), dtype=np.float32), [], [])  # the empty translation: nothing aligned
+            return Alignment(np.zeros((0, 0), dtype=np.float32), [], [], by)  # the empty translation: nothing aligned
         if target is None:
             target_tokens = self.generate([source_tokens], beam=beam)[0][0]["tokens"].cpu()
         else:
             target_tokens = self.encode_target(target)
-        ((_, weights),) = self.forced([source_tokens], [target_tokens], scores=False)
+        ((_, weights),) = self.forced([source_tokens], [target_tokens], scores=False, attention=attention)
         if weights is None:
-            raise ValueError("RNNencdec has no attention to align with: use an rnnsearch model")
-        return Alignment(weights.numpy(), self.pieces(self.src_dict, source_tokens), self.pieces(self.tgt_dict, target_tokens))
+            raise ValueError("RNNencdec has no attention to align with: use an rnnsearch model, or one with --alignment-head")
+        return Alignment(weights.numpy(), self.pieces(self.src_dict, source_tokens), self.pieces(self.tgt_dict, target_tokens), by)
 
     def align_corpus(
         self,
@@ -349,14 +362,21 @@ class RNNSearchHubInterface(GeneratorHubInterface):
         return [dictionary[index] for index in tokens.tolist()]
 
     def plot_alignment(
-        self, source: str, target: Optional[str] = None, path: Union[str, Path] = "alignment.png", beam: int = 5, merge_words: bool = True
+        self,
+        source: str,
+        target: Optional[str] = None,
+        path: Union[str, Path] = "alignment.png",
+        beam: int = 5,
+        merge_words: bool = True,
+        attention: bool = False,
     ) -> Alignment:
-        """Figure 3 for one sentence in one call: aligns (see ``align``) and writes the
-        heatmap to ``path`` (PNG or SVG); subword pieces merged into words when asked."""
+        """Figure 3 for one sentence in one call: aligns (see ``align``; ``attention``: the
+        attention's even where the model has a head) and writes the heatmap to ``path`` (PNG or
+        SVG); subword pieces merged into words when asked."""
         from .analysis.alignment import merge_pieces
         from .analysis.heatmap import plot_alignment
 
-        alignment = self.align(source, target, beam)
+        alignment = self.align(source, target, beam, attention)
         weights, source_labels, target_labels = alignment.weights, alignment.source_tokens, alignment.target_tokens
         if merge_words:
             weights, source_labels, target_labels = merge_pieces(weights, source_labels, target_labels, self.scheme)

@@ -8,6 +8,10 @@ stages hansards-align and hansards-guided of tooling/reproduce_results.sh wrote 
     hansards.align/align_load.test.json     rnnsearch-align on the 3,000 test pairs, both directions
     hansards.align/rnnsearch.guided.en-fr/aer.json, hansards.guided.test/report.json
                                             the guided model's links, and its BLEU beside the unguided one's
+    hansards.head/NAME/aer.json             stage hansards-head: the attention of the model the heads were
+                                            added to (rnnsearch_small) and each head's links
+    hansards.head/align_load.NAME.json      rnnsearch-align on the test pairs with the head and with the attention
+    hansards.head.test/report.json          the model's BLEU without and with a head
 
 Read by tooling/publish_results.py (--page alignment, and with every page); a stage not run yet is
 named as pending. The targets are the ones the page states.
@@ -19,15 +23,22 @@ from typing import Any
 from results_cells import MISSING, chrf_cell, copy_files, read_json, score_cell, training_cells, verdict  # beside this script
 
 from rnnsearch_plugin.analysis.markdown import markdown_table
+from rnnsearch_plugin.analysis.training_log import read_training_log
 from rnnsearch_plugin.data.textio import write_atomic
 
-ALIGN, GUIDED_REPORT = "hansards.align", "hansards.guided.test"
-FOLDERS = (ALIGN, GUIDED_REPORT)  # the report folders the page publishes
+ALIGN, GUIDED_REPORT, HEAD, HEAD_REPORT = "hansards.align", "hansards.guided.test", "hansards.head", "hansards.head.test"
+FOLDERS = (ALIGN, GUIDED_REPORT, HEAD, HEAD_REPORT)  # the report folders the page publishes
+HEADS = {  # stage hansards-head's models: what each head was trained toward, and with what context
+    "rnnsearch_small.head_links": "eflomal's links",
+    "rnnsearch_small.head_own": "its own objective, no links",
+    "rnnsearch_small.head_links_full": "eflomal's links, full context",
+}
+HEAD_BLEU_GAP, PAIRS_TO_TIME = 0.3, 100_000
 EFLOMAL_ROWS = ("forward", "reverse", "intersect", "union", "grow-diag-final-and")
 SEARCH, GUIDED = "rnnsearch_small", "rnnsearch_small_guided"
 AER_TARGET, GUIDED_GAP, BLEU_COST, SECONDS_TARGET = 0.35, 0.05, 0.5, 300
 REGENERATE = (
-    "Regenerate: `bash tooling/reproduce_results.sh hansards-align hansards-guided` (after the stages hansards and "
+    "Regenerate: `bash tooling/reproduce_results.sh hansards-align hansards-guided hansards-head` (after the stages hansards and "
     "hansards-fr-en, whose models it reads), then this page with "
     "`python tooling/publish_results.py --work work/results --out docs/results --page alignment`."
 )
@@ -123,6 +134,93 @@ def guided_lines(work: Path, guided_best: list[Any] | None, eflomal_best: list[A
     return lines, [verdict(gap <= GUIDED_GAP and cost <= BLEU_COST, claim, short_by)]
 
 
+def head_training(work: Path, name: str) -> str:
+    """'1,234 updates in 20 min' of NAME's training log (stage hansards-head), "—" without one."""
+    log = work / "checkpoints" / "hansards" / name / "train.log"
+    if not log.exists():
+        return MISSING
+    training = read_training_log(log)
+    return f"{training['updates']:,} updates in {training['wall_hours'] * 60:.0f} min"
+
+
+def seconds_per(report: dict | None, pairs: int) -> float | None:
+    """rnnsearch-align's seconds for PAIRS pairs at the rate of its largest measured size (None: not run)."""
+    if report is None:
+        return None
+    row = report["rows"][-1]
+    return pairs / row["pairs_per_second"]
+
+
+def head_lines(work: Path, eflomal_best: list[Any] | None) -> tuple[list[str], list[str]]:
+    """The alignment head's section (stage hansards-head) and its verdicts."""
+    folder = work / "report" / HEAD
+    if not folder.is_dir():
+        return ["## The alignment head", "", "Not run yet (stage hansards-head)."], ["Not run yet: stage hansards-head."]
+    attention = aer_rows(folder / SEARCH, "attention, the model without a head", skip=("diagonal",))
+    heads = {name: aer_rows(folder / name, f"head: {trained}", skip=("diagonal",)) for name, trained in HEADS.items()}
+    found = [row for rows in heads.values() for row in rows]
+    training = [[f"head: {trained}", head_training(work, name)] for name, trained in HEADS.items()]
+    speed = {name: read_json(folder / f"align_load.{name}.json") for name in (SEARCH, "rnnsearch_small.head_links")}
+    eflomal = read_json(work / "report" / ALIGN / "eflomal" / "eflomal.json")
+    timing = [
+        [label, MISSING if seconds is None else f"{seconds / 60:.1f}"]
+        for label, seconds in (
+            ("rnnsearch-align, the head (one direction)", seconds_per(speed["rnnsearch_small.head_links"], PAIRS_TO_TIME)),
+            ("rnnsearch-align, the attention (one direction)", seconds_per(speed[SEARCH], PAIRS_TO_TIME)),
+            (
+                "eflomal, both directions (its measured time, scaled to the pairs)",
+                None if eflomal is None else sum(eflomal["seconds"].values()) * PAIRS_TO_TIME / eflomal["training_pairs"],
+            ),
+        )
+    ]
+    report = read_json(work / "report" / HEAD_REPORT / "report.json")
+    lines = [
+        "## The alignment head",
+        "",
+        "`--alignment-head` (models/alignment_head.py, not the paper's) added to the unguided RNNsearch-50 En->Fr of this "
+        "stage and trained alone (`--train-alignment-head-only`: every other parameter frozen, so the model translates as "
+        f"before), {', '.join(HEADS.values())}; its links are a_ij, the posterior of where to look once the emitted word is "
+        "known. Each one's training on one thread, the model's own:",
+        "",
+        *markdown_table(["model", "training"], [["RNNsearch-50 En->Fr, without a head", head_training(work, SEARCH)], *training]),
+        "",
+        *markdown_table(["aligner", "links", "precision", "recall", "AER", "links found"], attention + found),
+        "",
+        f"Time to align {PAIRS_TO_TIME:,} pairs, in minutes on one thread (rnnsearch-align at its rate on the 3,000 Hansards test pairs):",
+        "",
+        *markdown_table(["aligner", "minutes"], timing),
+    ]
+    if report is not None:
+        lines += ["", f"The Hansards {report['split']} set, beam {report['beam']}, without and with the head:", ""]
+        lines += markdown_table(
+            ["system", "sacreBLEU", "chrF2", "No UNK sacreBLEU"], [system_row(report, name)[:4] for name in report["systems"]]
+        )
+    verdicts = []
+    if found and eflomal_best is not None:
+        row = best(found)
+        gap = float(row[4]) - float(eflomal_best[4])
+        verdicts.append(
+            verdict(
+                gap <= 0,
+                f"the alignment head's best links ({row[0]}, {row[1]}) have AER {row[4]}, {gap:+.3f} from eflomal's best "
+                f"({eflomal_best[1]}, {eflomal_best[4]}; target: at or below it); the model's attention: "
+                f"{best(attention)[4] if attention else MISSING}.",
+                f"{gap:.3f}",
+            )
+        )
+    if report is not None and len(report["systems"]) == 2:
+        without, with_head = (system["sacrebleu"] for system in report["systems"].values())
+        verdicts.append(
+            verdict(
+                abs(with_head - without) <= HEAD_BLEU_GAP,
+                f"with the head the model scores {with_head:.2f} sacreBLEU on the Hansards test, without it {without:.2f} "
+                f"(target within {HEAD_BLEU_GAP}).",
+                f"{abs(with_head - without) - HEAD_BLEU_GAP:.2f}",
+            )
+        )
+    return lines, verdicts
+
+
 def models_line(work: Path) -> str:
     """'En->Fr 6,912 updates in 2.08 h, ...': the RNNsearch models' training, from their evaluation reports."""
     models = (("En->Fr", GUIDED_REPORT, SEARCH), ("Fr->En", "hansards.fr-en.test", SEARCH), ("En->Fr guided", GUIDED_REPORT, GUIDED))
@@ -148,6 +246,7 @@ def alignment_page(work: Path) -> list[str] | None:
     speed, seconds = speed_lines(align)
     tables = sorted(align.glob("*/aer.md"))
     guided_section, guided_verdicts = guided_lines(work, best(guided), best(eflomal))
+    head_section, head_verdicts = head_lines(work, best(eflomal))
     verdicts = []
     if search:
         row = best(search)
@@ -178,7 +277,7 @@ def alignment_page(work: Path) -> list[str] | None:
         "",
         "## What holds and what does not",
         "",
-        *(f"- {line}" for line in verdicts + guided_verdicts),
+        *(f"- {line}" for line in verdicts + guided_verdicts + head_verdicts),
         "",
         "## Alignment error rate on the Hansards gold standard",
         "",
@@ -197,6 +296,8 @@ def alignment_page(work: Path) -> list[str] | None:
         *speed,
         "",
         *guided_section,
+        "",
+        *head_section,
     ]
 
 

@@ -33,6 +33,10 @@
 #   hansards-guided    RNNsearch-50 En->Fr trained with eflomal's links as guidance (not the
 #                      paper's) beside the unguided one, HANSARDS_MINUTES, both evaluated for BLEU,
 #                      the guided one's links for AER
+#   hansards-head      the alignment head (not the paper's) added to the hansards stage's RNNsearch-50 and
+#                      trained alone, its translation frozen, HEAD_MINUTES each (default 20): toward eflomal's
+#                      links (causal, then full context) and by its own objective; each one's links scored on
+#                      the gold, rnnsearch-align timed with the head on the test pairs
 #   publish            docs/results from WORK/report (tooling/publish_results.py)
 # Every model trains on one thread pinned to one core, two at a time (one per core), with the
 # quickstart's recipe (configs/quickstart.yaml: rnnsearch_small, Adam at a fixed rate, clipping,
@@ -42,13 +46,13 @@
 # processor has them (AMP=0: float32); fairseq's lstm trains in float32 (fairseq's --amp does
 # nothing on a CPU) with cross_entropy.
 # Environment: WORK (default work/results), RESULTS (default docs/results), MINUTES (Multi30k,
-# default 20), HANSARDS_MINUTES, BEAM (default 5), AMP, MULTI30K_DIR, HANSARDS_DIR,
+# default 20), HANSARDS_MINUTES, HEAD_MINUTES, BEAM (default 5), AMP, MULTI30K_DIR, HANSARDS_DIR,
 # ALIGNMENT_GOLD_DIR (default beside HANSARDS_DIR), SETUP (0: skip scripts/setup.sh, for an
 # environment already set up).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STAGES=(prepare hansards hansards-evaluate multi30k-dropout multi30k-rate multi30k-seeds multi30k-pair multi30k-evaluate
-        multi30k-directions hansards-fr-en hansards-align hansards-guided publish)
+        multi30k-directions hansards-fr-en hansards-align hansards-guided hansards-head publish)
 for stage in "$@"; do
   [[ " ${STAGES[*]} " == *" $stage "* ]] || { echo "reproduce_results.sh: error: unknown stage '$stage' (stages: ${STAGES[*]})" >&2; exit 2; }
 done
@@ -59,6 +63,7 @@ RESULTS=${RESULTS:-docs/results}
 MINUTES=${MINUTES:-20}
 HANSARDS_MINUTES=${HANSARDS_MINUTES:-125}
 DIRECTION_MINUTES=${DIRECTION_MINUTES:-60}
+HEAD_MINUTES=${HEAD_MINUTES:-20}
 BEAM=${BEAM:-5}
 HANSARDS_DIR=${HANSARDS_DIR:-../shared/data/hansards}
 GOLD=${ALIGNMENT_GOLD_DIR:-$(dirname "$HANSARDS_DIR")/alignment-gold}
@@ -335,11 +340,15 @@ stage_hansards_align() {
 # (trained here unless the hansards stage has finished it); both evaluated in one report
 # (WORK/report/hansards.guided.test), the guided model's links scored as hansards-align scores the
 # unguided one's
-stage_hansards_guided() {
+# training_links: eflomal's grow-diag-final-and links of every Hansards training pair, binarised beside them
+training_links() {
   local links=$WORK/hansards/train.links.en-fr
   [[ -s "$links" ]] || on_core 1 python tooling/statistical_alignments.py --prepared "$WORK/hansards" --training-alignments "$links"
   python scripts/prepare_data.py hansards --scheme word --shortlist 30000 --max-len 50 --out "$WORK/hansards" \
     --local-dir "$HANSARDS_DIR" --train-alignments "$links"
+}
+stage_hansards_guided() {
+  training_links
   train 0 hansards rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" &
   train 1 hansards rnnsearch_small_guided "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" \
     --load-alignments --alignment-lambda "${GUIDED_LAMBDA:-2}" &
@@ -348,6 +357,48 @@ stage_hansards_guided() {
   on_core 1 rnnsearch-aer --path "$(checkpoint hansards rnnsearch_small_guided)" --data "$WORK/hansards/bin" \
     --reverse-path "$(checkpoint hansards.fr-en rnnsearch_small)" --reverse-data "$WORK/hansards.fr-en/bin" \
     --gold "$GOLD" --threshold "${THRESHOLDS[@]}" --out "$WORK/report/hansards.align/rnnsearch.guided.en-fr" &
+  wait_jobs
+}
+# head CORE NAME OPTIONS...: an alignment head on the hansards stage's RNNsearch-50, trained alone for
+# HEAD_MINUTES with the hansards options and OPTIONS (its objective), as WORK/checkpoints/hansards/NAME
+head() {
+  local core=$1 name=$2; shift 2
+  train "$core" hansards "$name" "$HEAD_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" \
+    --finetune-from-model "$(checkpoint hansards rnnsearch_small)" --alignment-head --train-alignment-head-only "$@"
+}
+# head_aer CORE NAME: NAME's links on the gold (argmax, thresholds), into WORK/report/hansards.head/NAME
+head_aer() {
+  on_core "$1" rnnsearch-aer --path "$(checkpoint hansards "$2")" --data "$WORK/hansards/bin" --gold "$GOLD" \
+    --threshold "${THRESHOLDS[@]}" --out "$WORK/report/hansards.head/$2"
+}
+# The alignment head (not the paper's): three heads on the unguided RNNsearch-50 En->Fr, its translation
+# frozen (so that it translates as before: tests/models/test_alignment_head.py), trained two at a time:
+# toward eflomal's links (--alignment-lambda 1) and by the head's own objective
+# (--alignment-likelihood-lambda 1), then toward the links with full context; the model's own attention
+# scored beside them; rnnsearch-align timed on the test pairs, one direction, with the first head and
+# with the model's attention; the model evaluated with and without the first head (BLEU: the same translations)
+stage_hansards_head() {
+  local out=$WORK/report/hansards.head
+  training_links
+  head 0 rnnsearch_small.head_links --load-alignments --alignment-lambda 1 &
+  head 1 rnnsearch_small.head_own --alignment-likelihood-lambda 1 &
+  wait_jobs
+  {
+    head 0 rnnsearch_small.head_links_full --alignment-head-context full --load-alignments --alignment-lambda 1
+    head_aer 0 rnnsearch_small.head_links_full
+  } &
+  {
+    on_core 1 rnnsearch-aer --path "$(checkpoint hansards rnnsearch_small)" --data "$WORK/hansards/bin" --gold "$GOLD" \
+      --threshold "${THRESHOLDS[@]}" --out "$out/rnnsearch_small"
+    head_aer 1 rnnsearch_small.head_links
+    head_aer 1 rnnsearch_small.head_own
+    local name
+    for name in rnnsearch_small.head_links rnnsearch_small; do
+      on_core 1 python tooling/align_load.py --path "$(checkpoint hansards "$name")" --data "$WORK/hansards/bin" \
+        --source "$WORK/hansards/word/test.en" --target "$WORK/hansards/word/test.fr" --sizes 3000 --out "$out" --name "align_load.$name"
+    done
+    REPORT=hansards.head evaluate 1 hansards test rnnsearch_small rnnsearch_small.head_links
+  } &
   wait_jobs
 }
 stage_publish() {

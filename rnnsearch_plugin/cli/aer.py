@@ -1,4 +1,5 @@
-"""rnnsearch-aer: the alignment error rate of a trained RNNsearch's soft alignments.
+"""rnnsearch-aer: the alignment error rate of a trained RNNsearch's soft alignments (its
+alignment head's where it has one, else its attention's: the output says which).
 
     rnnsearch-aer --path CKPT --data DATA/bin --gold ../shared/data/alignment-gold [--threshold 0.3 ...] --out DIR
                   [--reverse-path CKPT --reverse-data DATA/bin]
@@ -42,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..alignment_options import ALIGNED_BY
 from ..analysis import aer
 from ..analysis.corpus_alignment import LinkRule, word_weights
 from ..analysis.links import SYMMETRISATIONS, read_pharaoh_links
@@ -167,7 +169,8 @@ def symmetrised_links(weights: list[np.ndarray], reverse_weights: list[np.ndarra
     return rows
 
 
-Scored = tuple[aer.Gold, str | None, dict[str, dict[int, set]]]  # gold links, transposition, predicted links by row
+# gold links, transposition, predicted links by row, what the model's links come from (None: a file's)
+Scored = tuple[aer.Gold, str | None, dict[str, dict[int, set]], str | None]
 
 
 def checkpoint_links(args: argparse.Namespace, gold: GoldStandard) -> Scored:
@@ -183,7 +186,7 @@ def checkpoint_links(args: argparse.Namespace, gold: GoldStandard) -> Scored:
         reverse = load(args.reverse_path, args.reverse_data)
         check_reverse(model, reverse, args.reverse_path)
         rows.update(symmetrised_links(weights, gold_weights(reverse, targets, sources, capitals=gold.naacl), args.threshold))
-    return links, transposition(gold, pair, "model") if flipped else None, rows
+    return links, transposition(gold, pair, "model") if flipped else None, rows, ALIGNED_BY[model.aligned_by]
 
 
 def file_links(args: argparse.Namespace, gold: GoldStandard) -> Scored:
@@ -194,7 +197,7 @@ def file_links(args: argparse.Namespace, gold: GoldStandard) -> Scored:
     sources, targets, links, flipped = oriented(gold, pair, f"{args.alignments} aligns")
     found = read_pharaoh_links(args.alignments, sources, targets, args.alignments_one_based)
     rows = {args.name or args.alignments.name: {number: aer.from_zero_based(sentence) for number, sentence in enumerate(found, 1)}}
-    return links, transposition(gold, pair, "alignment") if flipped else None, rows
+    return links, transposition(gold, pair, "alignment") if flipped else None, rows, None
 
 
 def transposition(gold: GoldStandard, pair: Pair, aligner: str) -> str:
@@ -267,11 +270,14 @@ def main(argv: list[str] | None = None) -> None:
     try:
         check_aligner(args)
         gold = read_gold_standard(args)
-        links, transposed, predicted = (file_links if args.alignments else checkpoint_links)(args, gold)
+        links, transposed, predicted, aligned_by = (file_links if args.alignments else checkpoint_links)(args, gold)
         scores = {method: aer.alignment_error_rate(found, links) for method, found in predicted.items()}
     except USER_ERRORS as error:
         sys.exit(f"rnnsearch-aer: error: {error}")
     heading = f"# Alignment error rate, {len(links)} sentences of {args.gold}, {args.alignments or args.path}"
+    if aligned_by:
+        print(f"| links of {aligned_by}")
+        heading += f" (links of {aligned_by})"
     if transposed:
         print(f"| {transposed}")
         heading += f" ({transposed})"

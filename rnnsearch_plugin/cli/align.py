@@ -29,6 +29,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..alignment_options import ALIGNED_BY
 from ..analysis.corpus_alignment import CHUNK, EXTRACTIONS, LinkRule, PairAlignment, align_corpus
 from ..analysis.links import SYMMETRISATIONS, pharaoh_line
 from ..data.textio import DataError, ResumableLines, counted, stream_lines
@@ -75,8 +76,11 @@ def check_outputs(outputs: dict[str, Optional[Path]]) -> None:
 
 
 def check_model(model: RNNSearchHubInterface, checkpoint: Path) -> None:
-    if getattr(model.models[0].decoder, "attention", None) is None:
-        raise DataError(f"{checkpoint} has no attention to align with (an rnnencdec model?): give an rnnsearch checkpoint")
+    if not model.models[0].aligns:
+        raise DataError(
+            f"{checkpoint} has no attention and no alignment head to align with (an rnnencdec model?): "
+            "give an rnnsearch checkpoint, or one trained with --alignment-head"
+        )
 
 
 def check_reverse(model: RNNSearchHubInterface, reverse: RNNSearchHubInterface, checkpoint: Path) -> None:
@@ -167,7 +171,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     skipped = write_alignments(output, model, reverse, rule, args, done, total)
     output.finish()
     print(
-        f"| wrote {total} alignments to {args.out}"
+        f"| wrote {total} alignments ({ALIGNED_BY[model.aligned_by]}) to {args.out}"
         + (f" and {args.soft}" if args.soft else "")
         + (f"; {len(skipped)} pairs over a model's length limit have no links (lines {', '.join(map(str, skipped))})" if skipped else "")
     )

@@ -4,7 +4,7 @@
                        [--ids 0,5,9] [--grid] [--pieces] --out DIR
     rnnsearch-heatmaps --generate-output gen.out --scheme spm [-s SRC -t TGT] [--ids ...] --out DIR
 
-The weights alpha_ij (Eq. 6) of the beam-search translation (or of the forced
+The weights alpha_ij (Eq. 6; the attention's even where the model has an alignment head) of the beam-search translation (or of the forced
 reference with --reference), source words on the x-axis, target words on the y-axis, 0 black
 and 1 white; subword pieces merged into words unless --pieces. From a model, or from the
 ``A-`` lines of ``fairseq-generate --print-alignment soft`` (run without --remove-bpe, so that
@@ -42,7 +42,7 @@ def model_alignments(args: argparse.Namespace) -> tuple[list[Item], str, Languag
     references = read_lines(args.reference) if args.reference else None
     items = []
     for index in selected_ids(args.ids, len(sources)):
-        found = model.align(sources[index], references[index] if references else None, beam=args.beam)
+        found = model.align(sources[index], references[index] if references else None, beam=args.beam, attention=True)
         items.append((index, found.weights, found.source_tokens, found.target_tokens))
     return items, model.scheme, model.pair
 

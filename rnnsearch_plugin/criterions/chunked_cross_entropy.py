@@ -55,6 +55,14 @@ a training batch whose pairs have no links logs ``alignment_loss`` 0 rather than
 that all processes log the same fields (fairseq sums them by the first one's keys); the weight
 defaults to 0 (fairseq's, 0.05) so that the paper's loss is the default; and it combines with
 the plain or the label-smoothed loss.
+With an alignment head (``models/alignment_head.py``, ``--alignment-head``) the alignment that
+guided alignment trains is the head's a_ij rather than the attention, and
+``--alignment-likelihood-lambda`` (0, off) trains the head without any links: lambda times its
+negative log-likelihood of each target word from the source through a_ij alone,
+-sum_i log p_a(y_i) (Zenkel et al. 2019), logged as ``alignment_nll`` (bits per sample-size unit).
+With ``--train-alignment-head-only`` the translation's loss is still computed and logged, but
+nothing else trains, so one of the two lambdas must be above 0.
+
 ``--alignment-lambda`` refuses in one line a task without ``--load-alignments``, a model that
 returns no attention in training (RNNencdec), and a training batch without alignments when no
 dataset the task loaded has any.
@@ -92,6 +100,13 @@ class ChunkedCrossEntropyConfig(FairseqDataclass):
         metadata={
             "help": "weight of guided alignment, not the paper's: a cross-entropy between the attention "
             "and each target word's given links (needs --load-alignments; 0: off)"
+        },
+    )
+    alignment_likelihood_lambda: float = field(
+        default=0.0,
+        metadata={
+            "help": "weight of the alignment head's own objective, not the paper's: its negative log-likelihood "
+            "of each target word from the source through its alignment alone (needs --alignment-head; 0: off)"
         },
     )
     sentence_avg: bool = II("optimization.sentence_avg")
@@ -241,6 +256,17 @@ def alignment_loss(attention: Tensor, alignments: Tensor, weights: Tensor) -> Te
     return -(linked.clamp_min(torch.finfo(linked.dtype).tiny).log() * weights.to(linked.dtype)).sum()
 
 
+def head_log_likelihood(model: nn.Module, extra: dict[str, Any]) -> Tensor:
+    """log p_a(y_i) of the alignment head, B x T; a one-line error for a model without one."""
+    found = extra.get("alignment_log_likelihood")
+    if not found or found[0] is None:
+        raise UserInputError(
+            f"--alignment-likelihood-lambda trains an alignment head, and {type(model).__name__} has none: "
+            "add --alignment-head, or leave --alignment-likelihood-lambda out"
+        )
+    return found[0]
+
+
 def output_projection(decoder: nn.Module) -> nn.Linear:
     """The decoder's output layer as one linear map (W_o, b_o)."""
     for name in ("output_projection", "fc_out"):
@@ -273,6 +299,7 @@ class ChunkedCrossEntropyCriterion(FairseqCriterion):
         label_smoothing: float = 0.0,
         output_chunk_size: int = CHUNK_SIZE,
         alignment_lambda: float = 0.0,
+        alignment_likelihood_lambda: float = 0.0,
     ) -> None:
         super().__init__(task)
         if output_chunk_size < 1:
@@ -284,6 +311,11 @@ class ChunkedCrossEntropyCriterion(FairseqCriterion):
         self.sentence_avg = sentence_avg
         self.smoothing = label_smoothing
         self.alignment_lambda = alignment_lambda
+        if alignment_likelihood_lambda < 0:
+            raise UserInputError(
+                f"--alignment-likelihood-lambda {alignment_likelihood_lambda}: the weight of the head's objective is 0 (off) or more"
+            )
+        self.likelihood_lambda = alignment_likelihood_lambda
         self.compute = functools.partial(
             chunked_output_loss, chunk_size=output_chunk_size, smoothing=label_smoothing, workspace=Workspace()
         )
@@ -309,6 +341,15 @@ class ChunkedCrossEntropyCriterion(FairseqCriterion):
             if guided is not None:
                 loss = loss + self.alignment_lambda * guided.to(loss.dtype)
                 logging_output |= {"loss": loss.data, "alignment_loss": guided.data}
+        if self.likelihood_lambda:
+            head_nll = -head_log_likelihood(model, extra)[real].sum()
+            loss = loss + self.likelihood_lambda * head_nll.to(loss.dtype)
+            logging_output |= {"loss": loss.data, "alignment_nll": head_nll.data}
+        if model.training and torch.is_grad_enabled() and not loss.requires_grad:
+            raise UserInputError(
+                "nothing trains: the model's parameters are frozen (--train-alignment-head-only) and no loss "
+                "reaches the alignment head; add --alignment-lambda (with links) or --alignment-likelihood-lambda"
+            )
         return loss, sample_size, logging_output
 
     def guided_alignment(self, model: nn.Module, sample: dict[str, Any], attention: Optional[Tensor]) -> Optional[Tensor]:
@@ -317,8 +358,9 @@ class ChunkedCrossEntropyCriterion(FairseqCriterion):
         processes by the first one's keys); None for a validation batch without alignments."""
         if attention is None:
             raise UserInputError(
-                f"--alignment-lambda trains the attention, and {type(model).__name__} returns none in "
-                "training (RNNencdec has none): use an rnnsearch model, or leave --alignment-lambda out"
+                f"--alignment-lambda trains the attention or the alignment head, and {type(model).__name__} returns "
+                "neither in training (RNNencdec has no attention): use an rnnsearch model, add --alignment-head, "
+                "or leave --alignment-lambda out"
             )
         if sample.get("alignments") is not None:
             return alignment_loss(attention, sample["alignments"], sample["align_weights"])
@@ -346,10 +388,11 @@ class ChunkedCrossEntropyCriterion(FairseqCriterion):
             LabelSmoothedCrossEntropyCriterion.reduce_metrics(logging_outputs)
         else:
             CrossEntropyCriterion.reduce_metrics(logging_outputs)
-        if any("alignment_loss" in log for log in logging_outputs):
-            total = sum(float(log.get("alignment_loss", 0)) for log in logging_outputs)
-            sample_size = sum(log.get("sample_size", 0) for log in logging_outputs)
-            metrics.log_scalar("alignment_loss", total / sample_size / math.log(2), sample_size, round=3)
+        for name in ("alignment_loss", "alignment_nll"):
+            if any(name in log for log in logging_outputs):
+                total = sum(float(log.get(name, 0)) for log in logging_outputs)
+                sample_size = sum(log.get("sample_size", 0) for log in logging_outputs)
+                metrics.log_scalar(name, total / sample_size / math.log(2), sample_size, round=3)
 
     @staticmethod
     def logging_outputs_can_be_summed() -> bool:

@@ -4,9 +4,11 @@ unidirectional RNN of the RNNencdec baseline (Cho et al. 2014a; A.2.2's closing 
 Both return a dict of batch-first tensors in the coordinates of ``src_tokens`` (whatever the
 padding side), so attention weights map straight back onto source positions:
 
-    "annotations":  B x S x 2n   h_j = [fwd h_j ; bwd h_j]            (RNNsearch only)
+    "annotations":  B x S x 2n   h_j = [fwd h_j ; bwd h_j] (RNNencdec: B x S x n, fwd h_j, which
+                                 only the alignment head reads: its decoder sees c alone)
     "summary":      B x n        bwd h_1 (RNNsearch, feeds s_0) or fwd h_{T_x} (RNNencdec, = c)
     "padding_mask": B x S        True on padding
+    "source_embeddings": B x S x m   E-bar x_j (read by the alignment head, ``alignment_head.py``)
 
 Beam search holds one row per hypothesis: ``reorder_encoder_out`` selects rows.
 """
@@ -56,15 +58,16 @@ class RecurrentEncoder(FairseqEncoder):
         mask = src_tokens.ne(self.padding_idx)  # B x S
         embedded = self.dropout_in(self.embed_tokens(src_tokens))  # E-bar x_j: B x S x m
         forward_states, last_forward = run_masked_recurrence(self.forward_rnn, self.forward_rnn.input_projection(embedded), mask)
+        source = {"padding_mask": ~mask, "source_embeddings": embedded}
         if self.backward_rnn is None:
-            return {"summary": last_forward, "padding_mask": ~mask}  # c = fwd h_{T_x}
+            return {"annotations": forward_states, "summary": last_forward, **source}  # c = fwd h_{T_x}
         backward_states, first_backward = run_masked_recurrence(
             self.backward_rnn, self.backward_rnn.input_projection(embedded), mask, reverse=True
         )
         return {
             "annotations": self.dropout_out(torch.cat([forward_states, backward_states], dim=-1)),  # h_j
             "summary": first_backward,  # bwd h_1
-            "padding_mask": ~mask,
+            **source,
         }
 
     def reorder_encoder_out(self, encoder_out: EncoderOut, new_order: Tensor) -> EncoderOut:

@@ -21,11 +21,13 @@ from .. import hub
 from ..alignment_options import check_options
 from ..errors import UserInputError
 from ..speed import engines, precision
+from .alignment_head import CONTEXTS, AlignmentHead
 from .attention import ATTENTIONS, Attention
 from .decoder import READOUT_STATES
 from .initialization import initialize_parameters
 
 logger = logging.getLogger(__name__)
+HEAD_PREFIX = "decoder.alignment_head."
 
 
 @dataclass
@@ -55,6 +57,26 @@ class RNNEncDecConfig(FairseqDataclass):
             "help": "what runs the model's equations (speed/engines.py): 'reference' = models/ as written; "
             "'cpu' = the CPU engine (speed/cpu.py), the same parameters a faster way; 'auto' = the engine "
             "measured on the model's device (the CPU engine on a CPU), the reference elsewhere"
+        },
+    )
+    alignment_head: bool = field(
+        default=False,
+        metadata={
+            "help": "add the alignment head (models/alignment_head.py, not the paper's): a_ij, the source word each "
+            "emitted target word translates, which --print-alignment and the alignment commands then give; "
+            "translation never reads it"
+        },
+    )
+    alignment_head_context: ChoiceEnum(CONTEXTS) = field(  # type: ignore[valid-type]
+        default="causal",
+        metadata={"help": "what the head's 'where to look' reads: 'causal' = s_i; 'full' = s_i and the target words after y_i"},
+    )
+    alignment_head_size: int = field(default=256, metadata={"help": "hidden units of the alignment head's score and lexicon"})
+    train_alignment_head_only: bool = field(
+        default=False,
+        metadata={
+            "help": "train the alignment head alone: every other parameter stays as loaded (--finetune-from-model "
+            "a model without a head), so the model translates exactly as before"
         },
     )
     amp: bool = II("common.amp")  # --amp: on a CPU, bfloat16 products (speed/precision.py)
@@ -98,6 +120,33 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
         score = ATTENTIONS[str(safe_getattr(cfg, "attention", None) or "additive")]
         return score(cfg.decoder_hidden_size, annotation_size, cfg.attention_hidden_size)
 
+    @staticmethod
+    def build_alignment_head(cfg: Any, annotation_size: int, task: Any) -> Optional[AlignmentHead]:
+        """The alignment head ``--alignment-head`` asks for (checkpoints that predate the option: none)."""
+        if not safe_getattr(cfg, "alignment_head", False):
+            return None
+        return AlignmentHead(
+            cfg.decoder_hidden_size,
+            annotation_size,
+            cfg.encoder_embed_dim,
+            cfg.decoder_embed_dim,
+            len(task.target_dictionary),
+            cfg.alignment_head_size,
+            str(cfg.alignment_head_context),
+        )
+
+    @property
+    def aligns(self) -> bool:
+        """Whether the model gives alignments: RNNsearch's attention, or an alignment head."""
+        return self.attentive or self.decoder.alignment_head is not None
+
+    @property
+    def full_context_alignment(self) -> bool:
+        """What fairseq's ``SequenceGeneratorWithAlignment`` (--print-alignment) asks a model: whether
+        to align each finished hypothesis by a forward pass over it, which a model with an alignment
+        head needs (the head reads the emitted words), or from the attention beam search kept."""
+        return self.decoder.alignment_head is not None
+
     @classmethod
     def build_model(cls, cfg: Any, task: Any) -> "RNNSearchModel":
         """The encoder and decoder of the engine ``--engine`` names (checkpoints that predate the
@@ -123,6 +172,7 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
                 maxout_units=cfg.decoder_out_embed_dim,
                 maxout_pool_size=cfg.maxout_pool_size,
                 attention=cls.build_attention(cfg, annotation_size),
+                alignment_head=cls.build_alignment_head(cfg, annotation_size, task),
                 readout_state=str(cfg.readout_state),
                 dropout_in=resolved_dropout(cfg, "decoder_dropout_in"),
                 dropout_out=resolved_dropout(cfg, "decoder_dropout_out"),
@@ -131,8 +181,18 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
         )
         model = cls(encoder, decoder)
         initialize_parameters(model)
+        if safe_getattr(cfg, "train_alignment_head_only", False):
+            model.freeze_all_but_alignment_head()
         model.set_cpu_bfloat16(precision.requested(cfg))
         return model
+
+    def freeze_all_but_alignment_head(self) -> None:
+        """--train-alignment-head-only: only the head's parameters train (fairseq's optimizer takes
+        the parameters that require gradients)."""
+        if self.decoder.alignment_head is None:
+            raise UserInputError("--train-alignment-head-only trains the alignment head: add --alignment-head")
+        for name, parameter in self.named_parameters():
+            parameter.requires_grad_(name.startswith(HEAD_PREFIX))
 
     def set_cpu_bfloat16(self, requested: bool) -> bool:
         """Run the encoder and decoder under bfloat16 autocast on the CPU (``speed/precision.py``) if
@@ -169,7 +229,16 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
                     f"entries, but the one given has {len(dictionary)}: use the data directory "
                     "(dict.*.txt) the model was trained with"
                 )
-        return super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
+        return super().load_state_dict(self.with_new_head(state_dict), strict=strict, model_cfg=model_cfg, args=args)
+
+    def with_new_head(self, state_dict: dict[str, Any]) -> dict[str, Any]:
+        """A model with an alignment head loading the weights of one without (--finetune-from-model,
+        to train the head on a trained model): the head keeps its initial parameters."""
+        head = {name: value for name, value in self.state_dict().items() if name.startswith(HEAD_PREFIX)}
+        if not head or any(name.startswith(HEAD_PREFIX) for name in state_dict):
+            return state_dict
+        logger.info("the checkpoint has no alignment head: the head starts from its initialisation")
+        return {**state_dict, **head}
 
     @classmethod
     def from_pretrained(

@@ -134,7 +134,7 @@ def describe(model: RNNSearchHubInterface, checkpoint: Path, data: Path, paths: 
         "status": "ok",
         "checkpoint": shown(checkpoint),
         "architecture": getattr(model.cfg.model, "arch", None) or getattr(model.cfg.model, "_name", None),
-        "attention": bool(model.models[0].attentive),
+        "attention": bool(model.models[0].aligns),
         "source": {"language": task.source_lang, "dictionary": shown(data / f"dict.{task.source_lang}.txt"), "size": len(model.src_dict)},
         "target": {"language": task.target_lang, "dictionary": shown(data / f"dict.{task.target_lang}.txt"), "size": len(model.tgt_dict)},
         "subwords": model.scheme,

@@ -56,11 +56,15 @@ class CpuEncoder(CpuEngine, RecurrentEncoder):
 
     def _encode(self, src_tokens: Tensor) -> EncoderOut:
         mask = src_tokens.ne(self.padding_idx)  # B x S
-        rows = {"padding_mask": ~mask, SENTENCE: torch.arange(len(src_tokens), device=src_tokens.device)}
         embedded = self.dropout_in(self.embed_tokens(src_tokens))  # B x S x m
+        rows = {
+            "padding_mask": ~mask,
+            "source_embeddings": embedded,
+            SENTENCE: torch.arange(len(src_tokens), device=src_tokens.device),
+        }
         forward_states, last_forward = run_masked_recurrence(self.forward_rnn, self.forward_rnn.input_projection(embedded), mask)
         if self.backward_rnn is None:
-            return {"summary": last_forward, **rows}
+            return {"annotations": forward_states, "summary": last_forward, **rows}
         backward_states, first_backward = run_masked_recurrence(
             self.backward_rnn, self.backward_rnn.input_projection(embedded), mask, reverse=True
         )
@@ -115,9 +119,7 @@ class CpuDecoder(CpuEngine, ConditionalGRUDecoder):
         context_terms = self.context.output_terms(kept, cache, rows)  # C_o c_i
         deep = self.deep_output
         features = deep.maxout(deep.state_projection(readout) + deep.embedding_projection(embedded) + context_terms)
-        if incremental_state is not None and not self.need_attn:
-            weights = None
-        return features, {"attn": [weights]}
+        return features, self.alignment_outputs(weights, states, prev_output_tokens, encoder_out, incremental_state)
 
     def _recurrence(
         self, rnn_inputs: Tensor, cache: dict[str, Tensor], padding_mask: Tensor

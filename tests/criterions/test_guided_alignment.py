@@ -147,7 +147,7 @@ def test_refusals():
         criterion(-0.1)
     with pytest.raises(UserInputError, match="add --load-alignments"):
         criterion(load_alignments=False)
-    with pytest.raises(UserInputError, match="RNNencdec has none"):
+    with pytest.raises(UserInputError, match="RNNencdec has no attention"):
         criterion()(build("rnnencdec").train(), batch())
     without = without_alignments(batch())
     with pytest.raises(UserInputError, match="the training data has no alignments"):

@@ -42,6 +42,14 @@ def score(attention, s: Tensor, h_j: Tensor) -> Tensor:
 
 def reference_log_probs(model, source: list[int], prev_output: list[int], readout: str) -> Tensor:
     """log p(y_i | y_<i, x) for every i, straight from A.2.1-A.2.2."""
+    return literal_decoding(model, source, prev_output, readout)[0]
+
+
+def literal_decoding(
+    model, source: list[int], prev_output: list[int], readout: str = "previous"
+) -> tuple[Tensor, list[Tensor], list[Tensor], list[Tensor]]:
+    """A.2.1-A.2.2 one position at a time: log p(y_i | y_<i, x) for every i (T x K_y), the states
+    s_1 ... s_T, the source embeddings E-bar x_j and the annotations h_j (RNNencdec: fwd h_j)."""
     encoder, decoder = model.encoder, model.decoder
     x = [encoder.embed_tokens.weight[token] for token in source]
     forward = run_rnn(encoder.forward_rnn, x)
@@ -50,14 +58,14 @@ def reference_log_probs(model, source: list[int], prev_output: list[int], readou
         annotations = [torch.cat([f, b]) for f, b in zip(forward, backward)]  # h_j
         summary = backward[0]  # bwd h_1
     else:
-        annotations, summary = None, forward[-1]  # c = fwd h_{T_x}
+        annotations, summary = forward, forward[-1]  # c = fwd h_{T_x}
     W_s = decoder.initial_state
     s = torch.tanh(W_s.weight @ summary + W_s.bias)  # s_0
     out = decoder.deep_output
-    rows = []
+    rows, states = [], []
     for y_prev in prev_output:
         e_y = decoder.embed_tokens.weight[y_prev]
-        if annotations is None:
+        if decoder.attention is None:
             c = summary
         else:
             energies = torch.stack([score(decoder.attention, s, h_j) for h_j in annotations])
@@ -75,8 +83,9 @@ def reference_log_probs(model, source: list[int], prev_output: list[int], readou
         t = torch.stack([t_tilde[j * k : (j + 1) * k].max() for j in range(len(t_tilde) // k)])
         logits = out.output_projection.weight @ t + out.output_projection.bias
         rows.append(torch.log_softmax(logits, dim=0))
+        states.append(s_new)
         s = s_new
-    return torch.stack(rows)
+    return torch.stack(rows), states, x, annotations
 
 
 @pytest.mark.parametrize("readout", ["previous", "current"])

@@ -135,3 +135,41 @@ def test_alignment_page_without_the_stage_ends_in_one_line(tmp_path):
     )
     assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1
     assert "no report of the stages hansards-align" in done.stderr and not (tmp_path / "out").exists()
+
+
+def test_head_section_weighs_the_heads_aer_against_eflomal_and_its_bleu_against_the_model_without(tmp_path):
+    work, out = tmp_path / "work", tmp_path / "out"
+    align_reports(work)
+    head = work / "report" / "hansards.head"
+    write(head / "rnnsearch_small" / "aer.json", scores({"argmax": (0.5, 0.4, 0.47), "diagonal": (0.45, 0.32, 0.59)}))
+    write(head / "rnnsearch_small.head_links" / "aer.json", scores({"argmax": (0.9, 0.85, 0.11), "threshold 0.3": (0.88, 0.9, 0.1)}))
+    write(head / "rnnsearch_small.head_own" / "aer.json", scores({"argmax": (0.7, 0.7, 0.3)}))
+    environment = {"device": "x", "threads": "1", "torch": "2.13.0+cpu", "date": "today"}
+    for name, rate in (("rnnsearch_small.head_links", 50.0), ("rnnsearch_small", 100.0)):
+        rows = [{"pairs": 3000, "seconds": 3000 / rate, "peak_mb": 800.0, "pairs_per_second": rate}]
+        write(head / f"align_load.{name}.json", {"environment": environment, "command": "c", "directions": "one", "rows": rows})
+    system = {"sacrebleu": 20.5, "chrf": 50.0, "no_unk_sacrebleu": 30.0}
+    write(
+        work / "report" / "hansards.head.test" / "report.json",
+        {"split": "test", "beam": 5, "systems": {"rnnsearch_small": system, "rnnsearch_small.head_links": system}, "training": {}},
+    )
+    log = work / "checkpoints" / "hansards" / "rnnsearch_small.head_own" / "train.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("epoch 001 | loss 3.2 | nll_loss 3.2 | train_wall 1190 | num_updates 900 | wall 1200\ndone training in 1200.0 seconds\n")
+    run(sys.executable, "tooling/publish_results.py", "--work", str(work), "--out", str(out), "--page", "alignment")
+    page = (out / "alignment.md").read_text()
+    assert "| head: eflomal's links | threshold 0.3 | 0.880 | 0.900 | 0.100 | 100 |" in page
+    assert "| attention, the model without a head | argmax | 0.500 | 0.400 | 0.470 | 100 |" in page
+    assert (
+        "**Does not hold** (short by 0.022): the alignment head's best links (head: eflomal's links, threshold 0.3) have AER 0.100, "
+        "+0.022 from eflomal's best (intersect, 0.078; target: at or below it); the model's attention: 0.470."
+    ) in page
+    assert "**Holds**: with the head the model scores 20.50 sacreBLEU on the Hansards test, without it 20.50 (target within 0.3)." in page
+    assert "| head: its own objective, no links | 900 updates in 20 min |" in page
+    # 100,000 pairs at 50 and 100 pairs/s; eflomal's 400 s for 624,293 pairs, scaled
+    assert (
+        "| rnnsearch-align, the head (one direction) | 33.3 |" in page
+        and "| rnnsearch-align, the attention (one direction) | 16.7 |" in page
+    )
+    assert "| eflomal, both directions (its measured time, scaled to the pairs) | 1.1 |" in page
+    assert (out / "hansards.head" / "rnnsearch_small.head_links" / "aer.json").exists()

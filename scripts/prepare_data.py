@@ -26,6 +26,8 @@ Guided alignment (not the paper's; docs/training.md): prepare with --scheme word
 OUT/word/train.SRC with OUT/word/train.TGT (Pharaoh i-j lines, e.g. eflomal or fast_align), then
 run the same command again with --train-alignments FILE: it checks the file against those pairs and
 binarises it as OUT/bin/train.align.SRC-TGT, which fairseq-train reads with --load-alignments.
+Or, with any scheme, --eflomal: eflomal links the training pairs' words itself, and the links are
+projected onto the scheme's pieces (rnnsearch_plugin/data/word_links.py).
 """
 
 import argparse
@@ -142,6 +144,12 @@ def main() -> None:
         help="word scheme: Pharaoh alignments (0-based i-j) of OUT/word/train.SRC and train.TGT, line for "
         "line, binarised for fairseq-train --load-alignments",
     )
+    parser.add_argument(
+        "--eflomal",
+        action="store_true",
+        help="link the training pairs' words with eflomal (both directions, grow-diag-final-and), projected onto "
+        "the scheme's pieces and binarised for fairseq-train --load-alignments (an alignment head's links)",
+    )
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
     local_dir = args.local_dir or os.environ.get(f"{args.corpus.upper()}_DIR")
@@ -167,6 +175,7 @@ def main() -> None:
             args.workers,
             args.mirror,
             args.train_alignments,
+            args.eflomal,
             **CORPUS_OPTIONS.get(args.corpus, lambda a: {})(args),
         )
     except DataError as error:

@@ -67,6 +67,8 @@ from typing import Iterable, Iterator
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rnnsearch_plugin.analysis.links import SYMMETRISATIONS, Link, parse_pharaoh_line, pharaoh_line  # noqa: E402
 from rnnsearch_plugin.data.textio import DataError, read_lines, write_atomic  # noqa: E402
+from rnnsearch_plugin.data.word_links import ALIGNER  # noqa: E402
+from rnnsearch_plugin.data.word_links import run_eflomal as align_direction  # noqa: E402
 
 CONTRACTIONS = {"du": "de le", "des": "de les", "au": "à le", "aux": "à les"}
 ELISIONS = {
@@ -91,7 +93,6 @@ HYPHEN = re.compile(r"(?<=[^\W_])-(?=[^\W_])")  # Moses' aggressive dash splitti
 GOLD_FILES = {"en": "dev.e", "fr": "dev.f"}  # the gold's languages, English the source
 DIRECTIONS = ("forward", "reverse")
 OUTPUTS = (*DIRECTIONS, *SYMMETRISATIONS)  # what --gold writes and --symmetrisation chooses from
-ALIGNER = {"model": 3, "n_samplers": 3, "null_prior": 0.2, "rel_iterations": 1.0}  # eflomal's own defaults
 PREPARE = "python scripts/prepare_data.py CORPUS --scheme word --out FOLDER"
 
 
@@ -175,13 +176,10 @@ class Clock:
 def run_eflomal(sources: list[str], targets: list[str], directions: Iterable[str], folder: Path, clock: Clock) -> dict[str, Path]:
     """{direction: FOLDER/direction}, eflomal's links of every pair in that direction, in
     source-target order ("reverse" links each source word to at most one target word)."""
-    import eflomal
-
     files = {}
     for direction in directions:
         files[direction] = folder / direction
-        option = "links_filename_rev" if direction == "reverse" else "links_filename_fwd"
-        eflomal.Aligner(**ALIGNER).align(sources, targets, **{option: str(files[direction])})
+        align_direction(sources, targets, direction, files[direction])
         clock.lap(f"align {direction}")
     return files
 

@@ -5,6 +5,8 @@
     OUT/word/train.align               the checked alignments (Pharaoh format)
     OUT/bin/train.align.{src}-{tgt}.*  fairseq-preprocess --align-suffix's binarisation of it
 
+(``--eflomal`` links any scheme's pieces itself, ``word_links.py``: OUT/{scheme}/train.align.)
+
 The file aligns the pipeline's own output, ``OUT/word/train.{src,tgt}``: the training pairs after
 cleaning and the ``--max-len`` filter, line for line, so that no filtering can put the two out of
 step. Each line holds links ``i-j``, 0-based positions of a source and a target word of its pair
@@ -67,16 +69,16 @@ def check_line(line: str, source_words: int, target_words: int, where: str) -> N
         raise DataError(f"{where}: a link is given twice; give each once")
 
 
-def binarize_alignments(lines: list[str], out: Path, langs: tuple[str, str], preprocess: list[str]) -> dict[str, Any]:
-    """OUT/word/train.align and OUT/bin/train.align.{src}-{tgt}.{bin,idx}: ``preprocess``
-    (fairseq-preprocess and its languages) on the training pairs only, with the dictionaries of
+def binarize_alignments(lines: list[str], out: Path, scheme: str, langs: tuple[str, str], preprocess: list[str]) -> dict[str, Any]:
+    """OUT/{scheme}/train.align (links of the scheme's tokens) and OUT/bin/train.align.{src}-{tgt}.{bin,idx}:
+    ``preprocess`` (fairseq-preprocess and its languages) on the training pairs only, with the dictionaries of
     OUT/bin and ``--align-suffix``, into a scratch folder from which the two files are moved;
     skipped when they hold ``lines`` already. Returns the manifest's entry."""
     source, target = langs
-    checked, bin_dir = out / WORD / "train.align", out / "bin"
+    checked, bin_dir = out / scheme / "train.align", out / "bin"
     binaries = [bin_dir / f"train.align.{source}-{target}.{suffix}" for suffix in ("idx", "bin")]
     if all(path.exists() for path in binaries) and checked.exists() and read_lines(checked) == lines:
-        return manifest_entry(lines, out, langs)
+        return manifest_entry(lines, scheme, langs)
     for path in binaries:  # the index first: fairseq finds no half-replaced pair
         path.unlink(missing_ok=True)
     write_atomic(checked, lines)
@@ -85,7 +87,7 @@ def binarize_alignments(lines: list[str], out: Path, langs: tuple[str, str], pre
     command = [
         *preprocess,
         "--trainpref",
-        str(out / WORD / "train"),
+        str(out / scheme / "train"),
         "--destdir",
         str(scratch),
         "--srcdict",
@@ -100,13 +102,13 @@ def binarize_alignments(lines: list[str], out: Path, langs: tuple[str, str], pre
     for path in reversed(binaries):
         os.replace(scratch / path.name, path)
     shutil.rmtree(scratch)
-    return manifest_entry(lines, out, langs)
+    return manifest_entry(lines, scheme, langs)
 
 
-def manifest_entry(lines: list[str], out: Path, langs: tuple[str, str]) -> dict[str, Any]:
+def manifest_entry(lines: list[str], scheme: str, langs: tuple[str, str]) -> dict[str, Any]:
     """What the manifest records of the binarised alignments ``lines``."""
     return {
-        "file": f"{WORD}/train.align",
+        "file": f"{scheme}/train.align",
         "sha256": hashlib.sha256("".join(line + "\n" for line in lines).encode()).hexdigest(),
         "links": sum(len(line.split()) for line in lines),
         "pairs_with_links": sum(1 for line in lines if line),
@@ -114,8 +116,8 @@ def manifest_entry(lines: list[str], out: Path, langs: tuple[str, str]) -> dict[
     }
 
 
-def binarised_entry(out: Path, langs: tuple[str, str]) -> Optional[dict[str, Any]]:
+def binarised_entry(out: Path, scheme: str, langs: tuple[str, str]) -> Optional[dict[str, Any]]:
     """``manifest_entry`` of alignments an earlier run binarised into OUT/bin, None without them."""
     if not (out / "bin" / f"train.align.{langs[0]}-{langs[1]}.idx").exists():
         return None
-    return manifest_entry(read_lines(out / WORD / "train.align"), out, langs)
+    return manifest_entry(read_lines(out / scheme / "train.align"), scheme, langs)

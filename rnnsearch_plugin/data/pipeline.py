@@ -5,7 +5,8 @@ a language pair ``langs`` = (source, target), e.g. ("en", "fr"):
     OUT/{scheme}/...               the scheme's model and the encoded text
     OUT/bin/                       fairseq-preprocess output ({split}.{src}-{tgt}.*)
     OUT/word/train.align, OUT/bin/train.align.{src}-{tgt}.*   with ``train_alignments``: the
-                                   training pairs' word alignments, checked and binarised (``alignments.py``)
+                                   training pairs' word alignments, checked and binarised (``alignments.py``);
+                                   with ``eflomal``, OUT/{scheme}/train.align: eflomal's, on the pieces (``word_links.py``)
     OUT/manifest.json              corpus, languages, scheme, sizes, vocabularies, <unk> counts, commands
 
 Every step writes under a temporary name and renames when complete, so an interrupted run
@@ -29,6 +30,7 @@ from .languages import DEFAULT_PAIR
 from .schemes import Scheme
 from .sources import Sources
 from .textio import DataError, read_lines, write_atomic
+from .word_links import SYMMETRISATION, aligned_pieces
 
 
 def console_script(name: str) -> str:
@@ -125,6 +127,17 @@ def binarize(out: Path, scheme: str, splits: list[str], langs: tuple[str, str], 
     return command
 
 
+def statistical_links(out: Path, scheme: str, langs: tuple[str, str]) -> list[str]:
+    """eflomal's links of OUT/{scheme}/train.{src,tgt}, on their pieces; those of an earlier run
+    (OUT/{scheme}/train.align, written once binarised) are kept, so that a rerun redoes nothing."""
+    done = out / scheme / "train.align"
+    if done.exists() and (out / "bin" / f"train.align.{langs[0]}-{langs[1]}.idx").exists():
+        return read_lines(done)
+    sides = [read_lines(out / scheme / f"train.{lang}") for lang in langs]
+    print(f"| linking the {len(sides[0])} training pairs' words with eflomal, both directions ({SYMMETRISATION})", flush=True)
+    return list(aligned_pieces(*sides, scheme))
+
+
 def unknown_counts(out: Path, scheme: str, splits: list[str], langs: tuple[str, str]) -> dict[str, dict[str, dict[str, int]]]:
     """Tokens per split and language, and how many of them are outside the dictionary."""
     counts: dict[str, dict[str, dict[str, int]]] = {}
@@ -149,12 +162,16 @@ def prepare(
     workers: int = os.cpu_count() or 1,
     mirror: Optional[str] = None,
     train_alignments: Optional[Path] = None,
+    eflomal: bool = False,
     **corpus_options: Any,
 ) -> dict[str, Any]:
     """Run every step (see the module's docstring) for ``langs`` = (source, target); downloads go
     to OUT/download (through ``mirror`` when given); ``corpus_options`` go to the corpus reader.
     ``train_alignments``: a Pharaoh file aligning OUT/word/train.{src,tgt}, checked before
-    anything is written."""
+    anything is written; ``eflomal``: the training pairs' links by eflomal instead, on the scheme's
+    pieces (``word_links.py``)."""
+    if eflomal and train_alignments:
+        raise DataError("--eflomal links the training pairs itself: give it or --train-alignments FILE, not both")
     alignments = checked_alignments(train_alignments, out, scheme.name, langs) if train_alignments else None
     report = raw_splits(corpus, out, Sources(local_dir, out / "download", mirror), langs, train_lines, **corpus_options)
     splits = list(report["pairs"])
@@ -180,10 +197,12 @@ def prepare(
         "detokenise_options": scheme.generate_options(Path(scheme.name), source),  # files relative to OUT: a moved folder still loads
         "preprocess_command": " ".join(command),
     }
+    if eflomal:
+        alignments = statistical_links(out, scheme.name, langs)
     aligned = (
-        binarize_alignments(alignments, out, langs, preprocess_command(langs, workers))
+        binarize_alignments(alignments, out, scheme.name, langs, preprocess_command(langs, workers))
         if alignments is not None
-        else binarised_entry(out, langs)
+        else binarised_entry(out, scheme.name, langs)
     )
     if aligned is not None:
         manifest["train_alignments"] = aligned

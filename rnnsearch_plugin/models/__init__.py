@@ -7,6 +7,8 @@ top to bottom with the paper open (``speed/`` runs the same parameters faster, `
 - ``deep_output``: the deep output with one maxout layer (A.2.2);
 - ``decoder``: the conditional GRU decoder (A.2.2), its loop the equations in their order;
 - ``initialization``: the parameter initialisation (B.1);
+- ``alignment_head``: not the paper's, off by default: which source word each emitted word
+  translates, read by nothing the paper's model computes;
 - ``rnnsearch``: the ``rnnsearch`` and ``rnnencdec`` fairseq models and their architectures (4.2,
   A.2.3), and the one place where the engine is chosen.
 """

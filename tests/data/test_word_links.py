@@ -64,6 +64,6 @@ def test_a_rerun_links_nothing_again_and_a_head_trains_toward_the_links(linked, 
     options = ("--scheme", "spm", "--train-lines", "300", "--vocab-size", "500", "--local-dir", os.path.join(SHARED_DATA, "multi30k"))
     result = run(sys.executable, "scripts/prepare_data.py", "multi30k", *options, "--out", str(linked), "--eflomal")
     assert "eflomal" not in result.stdout.replace("--eflomal", "") and (linked / "spm" / "train.align").stat().st_mtime_ns == before
-    head = ("--alignment-head", "--alignment-head-size", "16", "--load-alignments", "--alignment-lambda", "1")
-    log = run(*fairseq_train(linked / "bin"), *tiny_training(tmp_path, 3), *head, "--criterion", "chunked_cross_entropy", "--log-interval", "1")
+    head = ("--alignment-head", "--alignment-head-size", "16", "--load-alignments", "--alignment-lambda", "1", "--log-interval", "1")
+    log = run(*fairseq_train(linked / "bin"), *tiny_training(tmp_path, 3), *head, "--criterion", "chunked_cross_entropy")
     assert "alignment_loss" in log.stdout + log.stderr

@@ -360,11 +360,15 @@ stage_hansards_guided() {
   wait_jobs
 }
 # head CORE NAME OPTIONS...: an alignment head on the hansards stage's RNNsearch-50, trained alone for
-# HEAD_MINUTES with the hansards options and OPTIONS (its objective), as WORK/checkpoints/hansards/NAME
+# HEAD_MINUTES with the hansards options and OPTIONS (its objective), as WORK/checkpoints/hansards/NAME;
+# unvalidated (the dev loss is the translation's, which the head leaves as it is), its checkpoint_best.pt
+# the last
 head() {
   local core=$1 name=$2; shift 2
   train "$core" hansards "$name" "$HEAD_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" \
-    --finetune-from-model "$(checkpoint hansards rnnsearch_small)" --alignment-head --train-alignment-head-only "$@"
+    --finetune-from-model "$(checkpoint hansards rnnsearch_small)" --alignment-head --train-alignment-head-only \
+    --disable-validation "$@"
+  ln -sfn checkpoint_last.pt "$WORK/checkpoints/hansards/$name/checkpoint_best.pt"
 }
 # head_aer CORE NAME: NAME's links on the gold (argmax, thresholds), into WORK/report/hansards.head/NAME
 head_aer() {

@@ -334,7 +334,7 @@ class ChunkedCrossEntropyCriterion(FairseqCriterion):
             "nsentences": sample["target"].size(0),
             "sample_size": sample_size,
         }
-        if self.smoothing or self.alignment_lambda:
+        if self.smoothing or self.alignment_lambda or self.likelihood_lambda:
             logging_output["nll_loss"] = nll.data
         if self.alignment_lambda:
             guided = self.guided_alignment(model, sample, extra["attn"][0])

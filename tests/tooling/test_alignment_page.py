@@ -68,13 +68,18 @@ def align_reports(work: Path) -> Path:
     return align
 
 
+def published_page(work: Path, out: Path) -> str:
+    """OUT/alignment.md as publish_results.py --page alignment writes it from WORK."""
+    run(sys.executable, "tooling/publish_results.py", "--work", str(work), "--out", str(out), "--page", "alignment")
+    return (out / "alignment.md").read_text()
+
+
 def test_alignment_page_reads_the_aligners_reports_and_says_what_holds(tmp_path):
     work, out = tmp_path / "work", tmp_path / "out"
     align_reports(work)
     out.mkdir()
     (out / "README.md").write_text(PUBLISHED)
-    run(sys.executable, "tooling/publish_results.py", "--work", str(work), "--out", str(out), "--page", "alignment")
-    page = (out / "alignment.md").read_text()
+    page = published_page(work, out)
     assert "| diagonal | diagonal | 0.450 | 0.320 | 0.590 | 100 |" in page
     assert "| eflomal | intersect | 0.900 | 0.900 | 0.078 | 100 |" in page
     assert "| RNNsearch En->Fr | argmax grow-diag-final-and | 0.600 | 0.500 | 0.410 | 100 |" in page
@@ -109,8 +114,7 @@ def test_guided_verdict_weighs_aer_against_eflomal_and_bleu_against_the_unguided
             "training": {"rnnsearch_small": training, "rnnsearch_small_guided": {**training, "alignment_lambda": 2.0}},
         },
     )
-    run(sys.executable, "tooling/publish_results.py", "--work", str(work), "--out", str(out), "--page", "alignment")
-    page = (out / "alignment.md").read_text()
+    page = published_page(work, out)
     assert "| rnnsearch_small_guided | 22.10 | 50.00 | 30.00 | 6000 | 2.100 | 2.08 |" in page
     assert "the guided one with `--alignment-lambda 2` (docs/training.md)" in page
     assert (
@@ -156,8 +160,7 @@ def test_head_section_weighs_the_heads_aer_against_eflomal_and_its_bleu_against_
     log = work / "checkpoints" / "hansards" / "rnnsearch_small.head_own" / "train.log"
     log.parent.mkdir(parents=True)
     log.write_text("epoch 001 | loss 3.2 | nll_loss 3.2 | train_wall 1190 | num_updates 900 | wall 1200\ndone training in 1200.0 seconds\n")
-    run(sys.executable, "tooling/publish_results.py", "--work", str(work), "--out", str(out), "--page", "alignment")
-    page = (out / "alignment.md").read_text()
+    page = published_page(work, out)
     assert "| head: eflomal's links | threshold 0.3 | 0.880 | 0.900 | 0.100 | 100 |" in page
     assert "| attention, the model without a head | argmax | 0.500 | 0.400 | 0.470 | 100 |" in page
     assert (

@@ -170,7 +170,7 @@ def test_bad_input_is_refused_in_one_line_and_nothing_is_written(case, multi30k,
         out = out / "links"
         expected = f"--out {out} cannot be written ({tmp_path / 'links'} is not a folder this user may write in)"
     elif case == "rnnencdec":
-        model[1], expected = str(rnnencdec_checkpoint), "has no attention to align with (an rnnencdec model?)"
+        model[1], expected = str(rnnencdec_checkpoint), "has no attention and no alignment head to align with (an rnnencdec model?)"
     else:  # the model itself given as its own reverse: en->fr, not fr->en
         model += ["--reverse-path", str(checkpoint), "--reverse-data", str(multi30k / "bin")]
         expected = "translates en->fr, not the reverse of --path's en->fr: give a model of fr->en"

@@ -1,5 +1,5 @@
 """rnnsearch-aer: the alignment error rate of a trained RNNsearch's soft alignments (its
-alignment head's where it has one, else its attention's: the output says which).
+alignment head's where it has one, and the output then says so; else its attention's).
 
     rnnsearch-aer --path CKPT --data DATA/bin --gold ../shared/data/alignment-gold [--threshold 0.3 ...] --out DIR
                   [--reverse-path CKPT --reverse-data DATA/bin]
@@ -169,7 +169,8 @@ def symmetrised_links(weights: list[np.ndarray], reverse_weights: list[np.ndarra
     return rows
 
 
-# gold links, transposition, predicted links by row, what the model's links come from (None: a file's)
+# gold links, transposition, predicted links by row, the alignment head where the links are its (None: the
+# attention's, or a file's)
 Scored = tuple[aer.Gold, str | None, dict[str, dict[int, set]], str | None]
 
 
@@ -186,7 +187,7 @@ def checkpoint_links(args: argparse.Namespace, gold: GoldStandard) -> Scored:
         reverse = load(args.reverse_path, args.reverse_data)
         check_reverse(model, reverse, args.reverse_path)
         rows.update(symmetrised_links(weights, gold_weights(reverse, targets, sources, capitals=gold.naacl), args.threshold))
-    return links, transposition(gold, pair, "model") if flipped else None, rows, ALIGNED_BY[model.aligned_by]
+    return links, transposition(gold, pair, "model") if flipped else None, rows, ALIGNED_BY["head"] if model.aligned_by == "head" else None
 
 
 def file_links(args: argparse.Namespace, gold: GoldStandard) -> Scored:

@@ -118,7 +118,8 @@ def quickstart_sandbox(root: Path) -> Path:
     shutil.copytree(REPO / "configs", root / "configs")
     (root / "rnnsearch_plugin").symlink_to(REPO / "rnnsearch_plugin")
     for command in ("fairseq-generate", "rnnsearch-score", "fairseq-interactive", "rnnsearch-evaluate", "rnnsearch-heatmaps"):
-        (root / "shims" / command).write_text("#!/bin/sh\necho S-0\n")
+        reads = "cat > /dev/null\n" if command == "fairseq-interactive" else ""  # its input, piped: read, not left to SIGPIPE
+        (root / "shims" / command).write_text(f"#!/bin/sh\n{reads}echo S-0\n")
         (root / "shims" / command).chmod(0o755)
     return root
 

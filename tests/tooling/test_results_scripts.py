@@ -281,7 +281,7 @@ def test_results_scripts_refuse_unknown_stages_and_missing_reports(tmp_path):
     assert stage.stderr.strip() == (
         "reproduce_results.sh: error: unknown stage 'evaluate' (stages: prepare hansards "
         "hansards-evaluate multi30k-dropout multi30k-rate multi30k-seeds multi30k-pair "
-        "multi30k-evaluate multi30k-directions hansards-fr-en hansards-align hansards-guided publish)"
+        "multi30k-evaluate multi30k-directions hansards-fr-en hansards-align hansards-guided hansards-head publish)"
     )
     publish = run(sys.executable, "tooling/publish_results.py", "--work", str(tmp_path), "--out", str(tmp_path / "page"), check=False)
     assert publish.returncode == 1 and len(publish.stderr.strip().splitlines()) == 1

@@ -362,10 +362,13 @@ stage_hansards_guided() {
 # head CORE NAME OPTIONS...: an alignment head on the hansards stage's RNNsearch-50, trained alone for
 # HEAD_MINUTES with the hansards options and OPTIONS (its objective), as WORK/checkpoints/hansards/NAME;
 # unvalidated (the dev loss is the translation's, which the head leaves as it is), its checkpoint_best.pt
-# the last
+# the last. fairseq's --finetune-from-model carries the model's own training time into the new run, which
+# --stop-time-hours counts: the head's budget is given on top of the model's.
 head() {
-  local core=$1 name=$2; shift 2
-  train "$core" hansards "$name" "$HEAD_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" \
+  local core=$1 name=$2 minutes; shift 2
+  minutes=$(python -c 'import sys; from pathlib import Path; from rnnsearch_plugin.analysis.training_log import read_training_log
+print(read_training_log(Path(sys.argv[1]))["wall_hours"] * 60 + float(sys.argv[2]))' "$WORK/checkpoints/hansards/rnnsearch_small/train.log" "$HEAD_MINUTES")
+  train "$core" hansards "$name" "$minutes" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" \
     --finetune-from-model "$(checkpoint hansards rnnsearch_small)" --alignment-head --train-alignment-head-only \
     --disable-validation "$@"
   ln -sfn checkpoint_last.pt "$WORK/checkpoints/hansards/$name/checkpoint_best.pt"

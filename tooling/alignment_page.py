@@ -162,12 +162,13 @@ def head_lines(work: Path, eflomal_best: list[Any] | None) -> tuple[list[str], l
     heads = {name: aer_rows(folder / name, f"head: {trained}", skip=("diagonal",)) for name, trained in HEADS.items()}
     found = [row for rows in heads.values() for row in rows]
     training = [[f"head: {trained}", head_training(work, name)] for name, trained in HEADS.items()]
-    speed = {name: read_json(folder / f"align_load.{name}.json") for name in (SEARCH, "rnnsearch_small.head_links")}
+    timed = next((name for name in HEADS if (folder / f"align_load.{name}.json").exists()), None)  # the stage's: the first head
+    speed = {name: read_json(folder / f"align_load.{name}.json") for name in (SEARCH, timed)}
     eflomal = read_json(work / "report" / ALIGN / "eflomal" / "eflomal.json")
     timing = [
         [label, MISSING if seconds is None else f"{seconds / 60:.1f}"]
         for label, seconds in (
-            ("rnnsearch-align, the head (one direction)", seconds_per(speed["rnnsearch_small.head_links"], PAIRS_TO_TIME)),
+            ("rnnsearch-align, the head (one direction)", seconds_per(speed[timed], PAIRS_TO_TIME)),
             ("rnnsearch-align, the attention (one direction)", seconds_per(speed[SEARCH], PAIRS_TO_TIME)),
             (
                 "eflomal, both directions (its measured time, scaled to the pairs)",

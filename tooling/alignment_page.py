@@ -134,15 +134,13 @@ def guided_lines(work: Path, guided_best: list[Any] | None, eflomal_best: list[A
     return lines, [verdict(gap <= GUIDED_GAP and cost <= BLEU_COST, claim, short_by)]
 
 
-def head_training(work: Path, name: str, after: str | None = SEARCH) -> str:
-    """'1,234 updates in 20 min' of NAME's training log (stage hansards-head), "—" without one; its
-    minutes after those of AFTER's log, the model it was fine-tuned from (fairseq counts them in)."""
-    logs = [work / "checkpoints" / "hansards" / model / "train.log" for model in (name, after) if model]
-    if not all(log.exists() for log in logs):
+def head_training(work: Path, name: str) -> str:
+    """'1,234 updates in 20 min' of NAME's training log (stage hansards-head), "—" without a finished one."""
+    log = work / "checkpoints" / "hansards" / name / "train.log"
+    if not log.exists():
         return MISSING
-    training, *before = (read_training_log(log) for log in logs)
-    hours = training["wall_hours"] - sum(model["wall_hours"] for model in before)
-    return f"{training['updates']:,} updates in {hours * 60:.0f} min"
+    training = read_training_log(log)
+    return f"{training['updates']:,} updates in {training['wall_hours'] * 60:.0f} min"
 
 
 def seconds_per(report: dict | None, pairs: int) -> float | None:
@@ -183,10 +181,10 @@ def head_lines(work: Path, eflomal_best: list[Any] | None) -> tuple[list[str], l
         "`--alignment-head` (models/alignment_head.py, not the paper's) added to the unguided RNNsearch-50 En->Fr of the "
         "hansards stage's recipe (its training in the first row: its own run, which may be another than the tables above "
         "score) and trained alone (`--train-alignment-head-only`: every other parameter frozen, so the model translates as "
-        f"before), {', '.join(HEADS.values())}; its links are a_ij, the posterior of where to look once the emitted word is "
+        f"before), each toward one of: {'; '.join(HEADS.values())}; its links are a_ij, the posterior of where to look once the emitted word is "
         "known. Each one's training on one thread, the model's own:",
         "",
-        *markdown_table(["model", "training"], [["RNNsearch-50 En->Fr, without a head", head_training(work, SEARCH, None)], *training]),
+        *markdown_table(["model", "training"], [["RNNsearch-50 En->Fr, without a head", head_training(work, SEARCH)], *training]),
         "",
         *markdown_table(["aligner", "links", "precision", "recall", "AER", "links found"], attention + found),
         "",
@@ -196,9 +194,11 @@ def head_lines(work: Path, eflomal_best: list[Any] | None) -> tuple[list[str], l
     ]
     if report is not None:
         lines += ["", f"The Hansards {report['split']} set, beam {report['beam']}, without and with the head:", ""]
-        lines += markdown_table(
-            ["system", "sacreBLEU", "chrF2", "No UNK sacreBLEU"], [system_row(report, name)[:4] for name in report["systems"]]
-        )
+        rows = [
+            [name, score_cell(s.get("sacrebleu")), chrf_cell(s), score_cell(s.get("no_unk_sacrebleu"))]
+            for name, s in report["systems"].items()
+        ]
+        lines += markdown_table(["system", "sacreBLEU", "chrF2", "No UNK sacreBLEU"], rows)
     verdicts = []
     if found and eflomal_best is not None:
         row = best(found)

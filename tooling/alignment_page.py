@@ -181,8 +181,8 @@ def head_lines(work: Path, eflomal_best: list[Any] | None) -> tuple[list[str], l
         "`--alignment-head` (models/alignment_head.py, not the paper's) added to the unguided RNNsearch-50 En->Fr of the "
         "hansards stage's recipe (its training in the first row: its own run, which may be another than the tables above "
         "score) and trained alone (`--train-alignment-head-only`: every other parameter frozen, so the model translates as "
-        f"before), each toward one of: {'; '.join(HEADS.values())}; its links are a_ij, the posterior of where to look once the emitted word is "
-        "known. Each one's training on one thread, the model's own:",
+        f"before), each toward one of: {'; '.join(HEADS.values())}; its links are a_ij, the posterior of where to look "
+        "once the emitted word is known. Each one's training on one thread, the model's own:",
         "",
         *markdown_table(["model", "training"], [["RNNsearch-50 En->Fr, without a head", head_training(work, SEARCH)], *training]),
         "",

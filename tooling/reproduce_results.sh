@@ -34,9 +34,9 @@
 #                      paper's) beside the unguided one, HANSARDS_MINUTES, both evaluated for BLEU,
 #                      the guided one's links for AER
 #   hansards-head      the alignment head (not the paper's) added to the hansards stage's RNNsearch-50 and
-#                      trained alone, its translation frozen, HEAD_MINUTES each (default 20): toward eflomal's
-#                      links (causal, then full context) and by its own objective; each one's links scored on
-#                      the gold, rnnsearch-align timed with the head on the test pairs
+#                      trained alone, its translation frozen, HEAD_MINUTES each (default 20), one after another:
+#                      toward eflomal's links (causal, then full context) and by its own objective; each one's
+#                      links scored on the gold, rnnsearch-align timed with the head on the test pairs
 #   publish            docs/results from WORK/report (tooling/publish_results.py)
 # Every model trains on one thread pinned to one core, two at a time (one per core), with the
 # quickstart's recipe (configs/quickstart.yaml: rnnsearch_small, Adam at a fixed rate, clipping,
@@ -379,28 +379,33 @@ head_aer() {
     --threshold "${THRESHOLDS[@]}" --out "$WORK/report/hansards.head/$2"
 }
 # The alignment head (not the paper's): three heads on the unguided RNNsearch-50 En->Fr, its translation
-# frozen (so that it translates as before: tests/models/test_alignment_head.py), trained two at a time:
-# toward eflomal's links (--alignment-lambda 1) and by the head's own objective
-# (--alignment-likelihood-lambda 1), then toward the links with full context; the model's own attention
-# scored beside them; rnnsearch-align timed on the test pairs, one direction, with the first head and
-# with the model's attention; the model evaluated with and without the first head (BLEU: the same translations)
+# frozen (so that it translates as before: tests/models/test_alignment_head.py), trained one after another
+# on core 0 (two side by side outgrow 24 GB: docs/training.md, the head's cost): toward eflomal's links
+# (--alignment-lambda 1), by the head's own objective (--alignment-likelihood-lambda 1), toward the links
+# with full context; each one's links scored as it ends. On core 1 meanwhile: the model's own attention
+# scored, rnnsearch-align timed on the test pairs (one direction) with the model's attention and, once
+# trained, with the first head, and the model evaluated with and without that head (BLEU: the same
+# translations)
 stage_hansards_head() {
-  local out=$WORK/report/hansards.head
+  local out=$WORK/report/hansards.head name heads
   training_links
-  head 0 rnnsearch_small.head_links --load-alignments --alignment-lambda 1 &
-  head 1 rnnsearch_small.head_own --alignment-likelihood-lambda 1 &
-  wait_jobs
   {
+    head 0 rnnsearch_small.head_links --load-alignments --alignment-lambda 1
+    head_aer 0 rnnsearch_small.head_links
+    head 0 rnnsearch_small.head_own --alignment-likelihood-lambda 1
+    head_aer 0 rnnsearch_small.head_own
     head 0 rnnsearch_small.head_links_full --alignment-head-context full --load-alignments --alignment-lambda 1
     head_aer 0 rnnsearch_small.head_links_full
   } &
+  heads=$!
   {
     on_core 1 rnnsearch-aer --path "$(checkpoint hansards rnnsearch_small)" --data "$WORK/hansards/bin" --gold "$GOLD" \
       --threshold "${THRESHOLDS[@]}" --out "$out/rnnsearch_small"
-    head_aer 1 rnnsearch_small.head_links
-    head_aer 1 rnnsearch_small.head_own
-    local name
-    for name in rnnsearch_small.head_links rnnsearch_small; do
+    until [[ -e "$(checkpoint hansards rnnsearch_small.head_links)" ]]; do
+      kill -0 "$heads" 2>/dev/null || exit 1  # the heads' job failed before the first head was trained
+      sleep 60
+    done
+    for name in rnnsearch_small rnnsearch_small.head_links; do
       on_core 1 python tooling/align_load.py --path "$(checkpoint hansards "$name")" --data "$WORK/hansards/bin" \
         --source "$WORK/hansards/word/test.en" --target "$WORK/hansards/word/test.fr" --sizes 3000 --out "$out" --name "align_load.$name"
     done

@@ -35,7 +35,7 @@ def check_options(model: Any, generation: Any) -> None:
     if (alignment or replace_unk) and not model.aligns:
         raise UserInputError(NO_ATTENTION)
     if alignment:
-        logger.info(f"--print-alignment prints {ALIGNED_BY['head' if model.decoder.alignment_head is not None else 'attention']}")
+        logger.info(f"--print-alignment prints {ALIGNED_BY[model.aligned_by]}")
     if replace_unk and alignment != "hard":
         raise UserInputError(
             "--replace-unk copies the source word each <unk> is aligned with, which fairseq "

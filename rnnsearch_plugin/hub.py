@@ -244,7 +244,7 @@ class RNNSearchHubInterface(GeneratorHubInterface):
     def aligned_by(self) -> str:
         """What ``align``, ``align_corpus`` and ``forced`` give by default: "head" (the model's
         alignment head) or "attention"."""
-        return "head" if self.models[0].decoder.alignment_head is not None else "attention"
+        return self.models[0].aligned_by
 
     def forced(
         self, sources: list[torch.Tensor], targets: list[torch.Tensor], scores: bool = True, attention: bool = False

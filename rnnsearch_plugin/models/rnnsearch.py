@@ -138,14 +138,20 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
     @property
     def aligns(self) -> bool:
         """Whether the model gives alignments: RNNsearch's attention, or an alignment head."""
-        return self.attentive or self.decoder.alignment_head is not None
+        return self.attentive or self.aligned_by == "head"
+
+    @property
+    def aligned_by(self) -> str:
+        """What the model's alignments are (``alignment_options.ALIGNED_BY``): "head", its alignment
+        head's, or "attention"."""
+        return "head" if self.decoder.alignment_head is not None else "attention"
 
     @property
     def full_context_alignment(self) -> bool:
         """What fairseq's ``SequenceGeneratorWithAlignment`` (--print-alignment) asks a model: whether
         to align each finished hypothesis by a forward pass over it, which a model with an alignment
         head needs (the head reads the emitted words), or from the attention beam search kept."""
-        return self.decoder.alignment_head is not None
+        return self.aligned_by == "head"
 
     @classmethod
     def build_model(cls, cfg: Any, task: Any) -> "RNNSearchModel":

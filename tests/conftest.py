@@ -398,6 +398,22 @@ def fr_en(tmp_path_factory):
     return folder / "fr_en", folder / "ck" / "checkpoint_last.pt"
 
 
+@pytest.fixture(scope="session")
+def headed(multi30k, checkpoint, tmp_path_factory) -> tuple[Path, str]:
+    """The session's checkpoint with a head trained alone for 20 updates by its own objective, and the training log."""
+    save_dir = tmp_path_factory.mktemp("headed")
+    result = run(
+        *fairseq_train(multi30k / "bin"),
+        *("--arch", "rnnsearch_small", *TINY, "--finetune-from-model", str(checkpoint)),
+        *("--alignment-head", "--alignment-head-size", "16", "--train-alignment-head-only"),
+        *("--criterion", "chunked_cross_entropy", "--alignment-likelihood-lambda", "1"),
+        *("--optimizer", "adam", "--lr", "0.01", "--max-tokens", "1500", "--max-update", "20", "--log-interval", "5"),
+        *("--log-format", "simple", "--disable-validation", "--no-save-optimizer-state", "--num-workers", "0"),
+        *("--save-dir", str(save_dir)),
+    )
+    return save_dir / "checkpoint_last.pt", result.stdout + result.stderr
+
+
 @pytest.fixture(scope="module")
 def hub(multi30k, checkpoint):
     """The Python API on the session's checkpoint, one per test module (tests change its state)."""

@@ -60,8 +60,9 @@ guided alignment trains is the head's a_ij rather than the attention, and
 ``--alignment-likelihood-lambda`` (0, off) trains the head without any links: lambda times its
 negative log-likelihood of each target word from the source through a_ij alone,
 -sum_i log p_a(y_i) (Zenkel et al. 2019), logged as ``alignment_nll`` (bits per sample-size unit).
-With ``--train-alignment-head-only`` the translation's loss is still computed and logged, but
-nothing else trains, so one of the two lambdas must be above 0.
+With ``--train-alignment-head-only`` nothing else trains, so one of the two lambdas must be above
+0; the translation's loss, which cannot change, is then not computed in training (``loss`` is the
+head's, and ``nll_loss`` is not logged), only in validation.
 
 ``--alignment-lambda`` refuses in one line a task without ``--load-alignments``, a model that
 returns no attention in training (RNNencdec), and a training batch without alignments when no
@@ -326,16 +327,16 @@ class ChunkedCrossEntropyCriterion(FairseqCriterion):
         features, extra = model.extract_features(**sample["net_input"])  # B x T x d
         target = model.get_targets(sample, (features, extra))  # B x T
         real = target.ne(self.padding_idx)
-        loss, nll = self.output_loss(output_projection(model.decoder), features[real], target[real])
+        layer = output_projection(model.decoder)
         sample_size = sample["target"].size(0) if self.sentence_avg else sample["ntokens"]
-        logging_output = {
-            "loss": loss.data,
-            "ntokens": sample["ntokens"],
-            "nsentences": sample["target"].size(0),
-            "sample_size": sample_size,
-        }
-        if self.smoothing or self.alignment_lambda or self.likelihood_lambda:
-            logging_output["nll_loss"] = nll.data
+        logging_output = {"ntokens": sample["ntokens"], "nsentences": sample["target"].size(0), "sample_size": sample_size}
+        if self.translation_is_fixed(model, features, layer):
+            loss = features.new_zeros((), dtype=torch.float32)
+        else:
+            loss, nll = self.output_loss(layer, features[real], target[real])
+            if self.smoothing or self.alignment_lambda or self.likelihood_lambda:
+                logging_output["nll_loss"] = nll.data
+        logging_output["loss"] = loss.data
         if self.alignment_lambda:
             guided = self.guided_alignment(model, sample, extra["attn"][0])
             if guided is not None:
@@ -351,6 +352,12 @@ class ChunkedCrossEntropyCriterion(FairseqCriterion):
                 "reaches the alignment head; add --alignment-lambda (with links) or --alignment-likelihood-lambda"
             )
         return loss, sample_size, logging_output
+
+    def translation_is_fixed(self, model: nn.Module, features: Tensor, layer: nn.Linear) -> bool:
+        """Whether this is a training step in which only the alignment head trains
+        (--train-alignment-head-only): the translation's loss then cannot change, and is not computed."""
+        head_trains = bool(self.alignment_lambda or self.likelihood_lambda)
+        return model.training and head_trains and not (features.requires_grad or layer.weight.requires_grad)
 
     def guided_alignment(self, model: nn.Module, sample: dict[str, Any], attention: Optional[Tensor]) -> Optional[Tensor]:
         """The alignment loss of a batch with alignments; 0 for a training batch whose pairs have no

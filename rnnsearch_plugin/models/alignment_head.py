@@ -74,8 +74,8 @@ class AlignmentHead(nn.Module):
         source_embeddings E-bar x_j: B x S x m; padding_mask: B x S (True at padding)
         -> (a: B x T x S, log p_a(y_i): B x T)."""
         query = self.query(states, emitted_embeddings, target_mask)
-        where = self.score(torch.tanh(self.query_projection(query)[:, :, None] + self.annotation_projection(annotations)[:, None]))
-        log_prior = widened(where.squeeze(-1)).masked_fill(padding_mask[:, None], float("-inf")).log_softmax(-1)  # log pi_ij
+        where = widened(self.prior_energies(query, annotations))
+        log_prior = where.masked_fill(padding_mask[:, None], float("-inf")).log_softmax(-1)  # log pi_ij
         energies = log_prior + self.log_lexicon(emitted, source_embeddings)  # log pi_ij p(y_i | x_j)
         return energies.softmax(-1), energies.logsumexp(-1)
 
@@ -88,13 +88,22 @@ class AlignmentHead(nn.Module):
         following = torch.cat([read_back[:, 1:], torch.zeros_like(read_back[:, :1])], dim=1)  # r_{i+1}
         return torch.cat([states, following.to(states.dtype)], dim=-1)
 
+    def prior_energies(self, query: Tensor, annotations: Tensor) -> Tensor:
+        """v_b^T tanh(W_b q_i + U_b h_j) for every i and j: B x T x S."""
+        hidden = torch.tanh(self.query_projection(query)[:, :, None] + self.annotation_projection(annotations)[:, None])
+        return self.score(hidden).squeeze(-1)
+
     def log_lexicon(self, emitted: Tensor, source_embeddings: Tensor) -> Tensor:
         """log p(y_i | x_j) for every i and j: B x T x S."""
-        words = torch.tanh(self.source_word(source_embeddings))  # B x S x h
-        log_partition = widened(self.lexicon(words)).logsumexp(-1)  # log Z_j: B x S
+        words = torch.tanh(self.source_word(source_embeddings))  # w_j = tanh(P E-bar x_j): B x S x h
+        log_partition = self.log_partition(words)  # log Z_j: B x S
         rows = self.lexicon.weight[emitted]  # L_{y_i}: B x T x h
         logits = widened(torch.bmm(rows.to(words.dtype), words.transpose(1, 2))) + widened(self.lexicon.bias[emitted])[:, :, None]
         return logits - log_partition[:, None]
+
+    def log_partition(self, words: Tensor) -> Tensor:
+        """log Z_j = log sum_y exp(L_y w_j + b_y), the lexicon's normaliser: B x S x h -> B x S."""
+        return widened(self.lexicon(words)).logsumexp(-1)
 
 
 def widened(tensor: Tensor) -> Tensor:

@@ -21,7 +21,7 @@ from .. import hub
 from ..alignment_options import check_options
 from ..errors import UserInputError
 from ..speed import engines, precision
-from .alignment_head import CONTEXTS, AlignmentHead
+from .alignment_head import CONTEXTS
 from .attention import ATTENTIONS, Attention
 from .decoder import READOUT_STATES
 from .initialization import initialize_parameters
@@ -121,18 +121,19 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
         return score(cfg.decoder_hidden_size, annotation_size, cfg.attention_hidden_size)
 
     @staticmethod
-    def build_alignment_head(cfg: Any, annotation_size: int, task: Any) -> Optional[AlignmentHead]:
-        """The alignment head ``--alignment-head`` asks for (checkpoints that predate the option: none)."""
+    def alignment_head_arguments(cfg: Any, annotation_size: int, task: Any) -> Optional[dict[str, Any]]:
+        """``AlignmentHead``'s arguments, where --alignment-head asks for one (checkpoints that
+        predate the option: none)."""
         if not safe_getattr(cfg, "alignment_head", False):
             return None
-        return AlignmentHead(
-            cfg.decoder_hidden_size,
-            annotation_size,
-            cfg.encoder_embed_dim,
-            cfg.decoder_embed_dim,
-            len(task.target_dictionary),
-            cfg.alignment_head_size,
-            str(cfg.alignment_head_context),
+        return dict(
+            state_size=cfg.decoder_hidden_size,
+            annotation_size=annotation_size,
+            source_embed_dim=cfg.encoder_embed_dim,
+            target_embed_dim=cfg.decoder_embed_dim,
+            target_vocab_size=len(task.target_dictionary),
+            hidden_size=cfg.alignment_head_size,
+            context=str(cfg.alignment_head_context),
         )
 
     @property
@@ -178,12 +179,12 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
                 maxout_units=cfg.decoder_out_embed_dim,
                 maxout_pool_size=cfg.maxout_pool_size,
                 attention=cls.build_attention(cfg, annotation_size),
-                alignment_head=cls.build_alignment_head(cfg, annotation_size, task),
                 readout_state=str(cfg.readout_state),
                 dropout_in=resolved_dropout(cfg, "decoder_dropout_in"),
                 dropout_out=resolved_dropout(cfg, "decoder_dropout_out"),
                 max_positions=cfg.max_target_positions,
             ),
+            alignment_head=cls.alignment_head_arguments(cfg, annotation_size, task),
         )
         model = cls(encoder, decoder)
         initialize_parameters(model)

@@ -1,10 +1,12 @@
 """One batch of rnnsearch-serve's requests through the hub interface (``hub.py``).
 
 Translation is fairseq's beam search (``generate``, one call for the whole batch); each
-hypothesis's soft alignment alpha_ij (Eq. 6) comes from forcing it through the model
-(``forced``, as ``align`` does; beam search itself keeps no attention, see models/decoder.py), and is
-merged into words as ``rnnsearch-heatmaps`` merges it (``analysis.alignment.merge_pieces``:
-source pieces summed, target pieces averaged), or left in pieces when asked. Scores are fairseq's
+hypothesis's soft alignment comes from forcing it through the model (``forced``, as ``align``
+does; beam search itself keeps no attention, see models/decoder.py): the alignment head's a_ij
+where the model has one, with the attention's alpha_ij (Eq. 6) beside it for the page's heatmap,
+else alpha_ij. Each is merged into words as ``rnnsearch-heatmaps`` merges it
+(``analysis.alignment.merge_pieces``: source pieces summed, target pieces averaged), or left in
+pieces when asked. Scores are fairseq's
 natural-log scores: a hypothesis's ``score`` is its beam-search score (log-probability per
 token with --lenpen 1; fairseq-generate prints it divided by ln 2), a scored pair's is the sum
 of its tokens' log-probabilities, </s> included.
@@ -57,7 +59,7 @@ def translate(model: RNNSearchHubInterface, items: list[TranslateItem], beam: in
         if items[index].alignment and not model.is_empty(items[index].tokens)
         for hypo in hypos
     ]
-    weights = iter(model.forced([sources[index] for index, _ in aligned], [hypo["tokens"].cpu() for _, hypo in aligned], scores=False))
+    weights = iter(forced_alignments(model, [sources[index] for index, _ in aligned], [hypo["tokens"].cpu() for _, hypo in aligned]))
     results = []
     for item, hypos in zip(items, hypotheses):
         results.append(
@@ -70,15 +72,42 @@ def translate(model: RNNSearchHubInterface, items: list[TranslateItem], beam: in
     return results
 
 
-def aligned_weights(model: RNNSearchHubInterface, item: TranslateItem, weights: Iterator[Any]) -> Optional[torch.Tensor]:
-    """The next hypothesis's soft alignment when ``item`` asks for one; an empty source's empty
+Weights = tuple[torch.Tensor, Optional[torch.Tensor]]  # the model's alignment, and the attention beside a head's
+
+
+def forced_alignments(model: RNNSearchHubInterface, sources: list[torch.Tensor], targets: list[torch.Tensor]) -> list[Weights]:
+    """Each pair's alignment (T x S), and, where it is the head's, the attention's beside it."""
+    aligned = [weights for _, weights in model.forced(sources, targets, scores=False)]
+    return list(zip(aligned, attentions_beside(model, sources, targets)))
+
+
+def attentions_beside(
+    model: RNNSearchHubInterface, sources: list[torch.Tensor], targets: list[torch.Tensor]
+) -> list[Optional[torch.Tensor]]:
+    """Each pair's attention (T x S) beside the head's alignment (``attention_beside``), else None for each."""
+    if not attention_beside(model):
+        return [None] * len(sources)
+    return [weights for _, weights in model.forced(sources, targets, scores=False, attention=True)]
+
+
+def attention_beside(model: RNNSearchHubInterface) -> bool:
+    """Whether the model aligns by a head and also attends (RNNsearch with a head): the page then
+    draws the attention's heatmap with the head's links on it."""
+    network = model.models[0]
+    return network.aligned_by == "head" and network.attentive
+
+
+def aligned_weights(model: RNNSearchHubInterface, item: TranslateItem, weights: Iterator[Weights]) -> Optional[Weights]:
+    """The next hypothesis's soft alignments when ``item`` asks for them; an empty source's empty
     translation has none (0 x 0: the model never ran, ``fairseq_fixes/empty_source.py``)."""
     if not item.alignment:
         return None
-    return torch.zeros(0, 0) if model.is_empty(item.tokens) else next(weights)[1]
+    if model.is_empty(item.tokens):
+        return torch.zeros(0, 0), torch.zeros(0, 0) if attention_beside(model) else None
+    return next(weights)
 
 
-def hypothesis(model: RNNSearchHubInterface, item: TranslateItem, hypo: dict[str, Any], weights: Optional[torch.Tensor]) -> dict[str, Any]:
+def hypothesis(model: RNNSearchHubInterface, item: TranslateItem, hypo: dict[str, Any], weights: Optional[Weights]) -> dict[str, Any]:
     tokens = hypo["tokens"].cpu()
     return {
         "translation": model.decode(tokens),
@@ -89,7 +118,9 @@ def hypothesis(model: RNNSearchHubInterface, item: TranslateItem, hypo: dict[str
 
 
 def score(model: RNNSearchHubInterface, items: list[ScoreItem]) -> list[dict[str, Any]]:
-    forced = model.forced([item.source_tokens for item in items], [item.target_tokens for item in items])
+    sources, targets = [item.source_tokens for item in items], [item.target_tokens for item in items]
+    forced = model.forced(sources, targets)
+    beside = attentions_beside(model, sources, targets) if any(item.alignment for item in items) else [None] * len(items)
     return [
         {
             "source": item.source,
@@ -97,30 +128,31 @@ def score(model: RNNSearchHubInterface, items: list[ScoreItem]) -> list[dict[str
             "score": float(scores.sum()),
             "positional_scores": [round(float(value), DIGITS) for value in scores],
             "tokens": model.tgt_dict.string(item.target_tokens).split(),
-            **alignment(model, item, item.source_tokens, item.target_tokens, weights if item.alignment else None),
+            **alignment(model, item, item.source_tokens, item.target_tokens, (weights, attention) if item.alignment else None),
         }
-        for item, (scores, weights) in zip(items, forced)
+        for item, (scores, weights), attention in zip(items, forced, beside)
     ]
 
 
 def alignment(
-    model: RNNSearchHubInterface, item: Any, source: torch.Tensor, target: torch.Tensor, weights: Optional[torch.Tensor]
+    model: RNNSearchHubInterface, item: Any, source: torch.Tensor, target: torch.Tensor, weights: Optional[Weights]
 ) -> dict[str, Any]:
-    """{"alignment": {"source", "target", "weights" (target x source)}}, or {} when not asked."""
+    """{"alignment": {"source", "target", "weights" (target x source), "by"}} ("by": what the
+    weights are, ``aligned_by``), with "attention" (alpha, target x source) beside a head's
+    weights; {} when not asked."""
     if weights is None:
         return {}
-    if not weights.numel():  # an empty source's empty translation aligns nothing
-        return {"alignment": {"source": [], "target": [], "weights": []}}
-    matrix, source_labels, target_labels = (weights.numpy(), model.pieces(model.src_dict, source), model.pieces(model.tgt_dict, target))
-    if not item.pieces:
-        matrix, source_labels, target_labels = merge_pieces(matrix, source_labels, target_labels, model.scheme)
-    return {
-        "alignment": {
-            "source": source_labels,
-            "target": target_labels,
-            "weights": [[round(float(value), DIGITS) for value in row] for row in matrix],
-        }
-    }
+    aligned, attention = weights
+    matrices = {"weights": aligned.numpy(), **({"attention": attention.numpy()} if attention is not None else {})}
+    source_labels, target_labels = [], []
+    if aligned.numel():  # (an empty source's empty translation aligns nothing: 0 x 0)
+        source_labels, target_labels = model.pieces(model.src_dict, source), model.pieces(model.tgt_dict, target)
+    if aligned.numel() and not item.pieces:
+        merged = {name: merge_pieces(matrix, source_labels, target_labels, model.scheme) for name, matrix in matrices.items()}
+        matrices = {name: matrix for name, (matrix, _, _) in merged.items()}
+        _, source_labels, target_labels = merged["weights"]
+    rounded = {name: [[round(float(value), DIGITS) for value in row] for row in matrix] for name, matrix in matrices.items()}
+    return {"alignment": {"source": source_labels, "target": target_labels, **rounded, "by": model.models[0].aligned_by}}
 
 
 def describe(model: RNNSearchHubInterface, checkpoint: Path, data: Path, paths: bool = False) -> dict[str, Any]:
@@ -135,6 +167,7 @@ def describe(model: RNNSearchHubInterface, checkpoint: Path, data: Path, paths: 
         "checkpoint": shown(checkpoint),
         "architecture": getattr(model.cfg.model, "arch", None) or getattr(model.cfg.model, "_name", None),
         "attention": bool(model.models[0].aligns),
+        "aligned_by": model.models[0].aligned_by if model.models[0].aligns else None,
         "source": {"language": task.source_lang, "dictionary": shown(data / f"dict.{task.source_lang}.txt"), "size": len(model.src_dict)},
         "target": {"language": task.target_lang, "dictionary": shown(data / f"dict.{task.target_lang}.txt"), "size": len(model.tgt_dict)},
         "subwords": model.scheme,

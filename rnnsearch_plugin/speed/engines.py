@@ -10,26 +10,32 @@ and decoder and one more entry in ``ENGINES``.
 """
 
 import logging
-from typing import Any
+from typing import Any, Optional
 
+from ..models.alignment_head import AlignmentHead
 from ..models.decoder import ConditionalGRUDecoder
 from ..models.encoder import RecurrentEncoder
 from . import precision
+from .alignment_head import CpuAlignmentHead
 from .cpu import CpuDecoder, CpuEncoder
 
 logger = logging.getLogger(__name__)
 
-ENGINES: dict[str, tuple[type[RecurrentEncoder], type[ConditionalGRUDecoder]]] = {
-    "auto": (CpuEncoder, CpuDecoder),
-    "reference": (RecurrentEncoder, ConditionalGRUDecoder),
-    "cpu": (CpuEncoder, CpuDecoder),
+ENGINES: dict[str, tuple[type[RecurrentEncoder], type[ConditionalGRUDecoder], type[AlignmentHead]]] = {
+    "auto": (CpuEncoder, CpuDecoder, CpuAlignmentHead),
+    "reference": (RecurrentEncoder, ConditionalGRUDecoder, AlignmentHead),
+    "cpu": (CpuEncoder, CpuDecoder, CpuAlignmentHead),
 }
 
 
-def build(name: str, *, encoder: dict[str, Any], decoder: dict[str, Any]) -> tuple[RecurrentEncoder, ConditionalGRUDecoder]:
-    """The encoder and decoder of engine ``name`` from their constructors' arguments."""
-    encoder_class, decoder_class = ENGINES[name]
-    built = encoder_class(**encoder), decoder_class(**decoder)
+def build(
+    name: str, *, encoder: dict[str, Any], decoder: dict[str, Any], alignment_head: Optional[dict[str, Any]]
+) -> tuple[RecurrentEncoder, ConditionalGRUDecoder]:
+    """The encoder and decoder of engine ``name`` from their constructors' arguments, and the
+    decoder's alignment head from its own (None: no head)."""
+    encoder_class, decoder_class, head_class = ENGINES[name]
+    head = None if alignment_head is None else head_class(**alignment_head)
+    built = encoder_class(**encoder), decoder_class(**decoder, alignment_head=head)
     if name == "cpu":
         for half in built:
             half.everywhere = True

@@ -4,33 +4,15 @@ translation's weights and translations stay as they were, and the commands that 
 alignments print the head's, saying so."""
 
 import re
-from pathlib import Path
 
-import pytest
 import torch
-from conftest import TINY, assert_same_weights, fairseq_train, generate, generate_command, lines_of, run
+from conftest import assert_same_weights, generate, generate_command, lines_of, run
 from fairseq import checkpoint_utils
 
 from rnnsearch_plugin import load
 from rnnsearch_plugin.data.textio import read_lines
 
 SHORT = ("--max-len-a", "0", "--max-len-b", "12")  # hypotheses of at most 12 pieces: the tiny model's run on
-
-
-@pytest.fixture(scope="module")
-def headed(multi30k, checkpoint, tmp_path_factory) -> tuple[Path, str]:
-    """The session's checkpoint with a head trained alone for 20 updates by its own objective, and the training log."""
-    save_dir = tmp_path_factory.mktemp("headed")
-    result = run(
-        *fairseq_train(multi30k / "bin"),
-        *("--arch", "rnnsearch_small", *TINY, "--finetune-from-model", str(checkpoint)),
-        *("--alignment-head", "--alignment-head-size", "16", "--train-alignment-head-only"),
-        *("--criterion", "chunked_cross_entropy", "--alignment-likelihood-lambda", "1"),
-        *("--optimizer", "adam", "--lr", "0.01", "--max-tokens", "1500", "--max-update", "20", "--log-interval", "5"),
-        *("--log-format", "simple", "--disable-validation", "--no-save-optimizer-state", "--num-workers", "0"),
-        *("--save-dir", str(save_dir)),
-    )
-    return save_dir / "checkpoint_last.pt", result.stdout + result.stderr
 
 
 def test_the_head_trains_alone_and_the_translation_keeps_its_weights(headed, checkpoint):

@@ -14,13 +14,14 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import numpy as np
 import pytest
 import torch
 from conftest import REPO, run
 
+from rnnsearch_plugin import load
 from rnnsearch_plugin.analysis.alignment import merge_pieces
 from rnnsearch_plugin.serve.batcher import Batcher, QueueFull
 from rnnsearch_plugin.serve.cli import build_parser
@@ -84,15 +85,23 @@ def rnnencdec_server(rnnencdec_checkpoint, multi30k, tmp_path_factory):
         yield address
 
 
+@pytest.fixture(scope="module")
+def head_served(headed, multi30k, tmp_path_factory):
+    """The session's checkpoint with an alignment head being served: its address, and the hub on it."""
+    folder = tmp_path_factory.mktemp("head_serve")
+    with serving(headed[0], multi30k / "bin", log=folder / "serve.log", cwd=folder) as (address, _):
+        yield address, load(headed[0], multi30k / "bin")
+
+
 def best(hub, sentence: str, beam: int, nbest: int = 1) -> list[dict]:
     """The hub's own n-best list of one sentence: translations and scores."""
     hypos = hub.generate([hub.encode(sentence)], beam=beam)[0][:nbest]
     return [{"translation": hub.decode(hypo["tokens"]), "score": float(hypo["score"])} for hypo in hypos]
 
 
-def words(hub, sentence: str, beam: int) -> tuple[np.ndarray, list[str], list[str]]:
-    """The hub's alignment of a sentence's best translation, merged into words."""
-    found = hub.align(sentence, beam=beam)
+def words(hub, sentence: str, beam: int, attention: bool = False) -> tuple[np.ndarray, list[str], list[str]]:
+    """The hub's alignment of a sentence's best translation, merged into words (the attention's with ``attention``)."""
+    found = hub.align(sentence, beam=beam, attention=attention)
     return merge_pieces(found.weights, found.source_tokens, found.target_tokens, hub.scheme)
 
 
@@ -294,6 +303,31 @@ def test_rnnencdec_translates_but_has_no_alignment(rnnencdec_server, rnnencdec_c
         assert status == 422 and "RNNencdec" in answer["error"]
 
 
+def test_a_model_with_an_alignment_head_gives_the_heads_alignment_and_the_attention_beside_it(head_served, sentences, multi30k):
+    """The alignment's "weights" are the head's a_ij (the API's ``align``), "attention" the attention's alpha
+    (``align(..., attention=True)``), "by" says which "weights" are; in /translate and /score alike."""
+    server, hub = head_served
+    assert call(server, "health")[1]["aligned_by"] == "head"
+    _, answer = call(server, "translate", {"sentences": sentences[:2], "beam": 4})
+    for sentence, translation in zip(sentences, answer["translations"]):
+        alignment = translation["hypotheses"][0]["alignment"]
+        head, source, target = words(hub, sentence, 4)
+        attention, _, _ = words(hub, sentence, 4, attention=True)
+        assert (alignment["by"], alignment["source"], alignment["target"]) == ("head", source, target)
+        assert np.abs(np.array(alignment["weights"]) - head).max() < WEIGHTS
+        assert np.abs(np.array(alignment["attention"]) - attention).max() < WEIGHTS
+        assert not np.allclose(head, attention, atol=1e-3)
+    reference = (multi30k / "raw" / "test.fr").read_text(encoding="utf-8").splitlines()[0]
+    _, answer = call(server, "score", {"pairs": [{"source": sentences[0], "target": reference}], "pieces": True})
+    alignment = answer["scores"][0]["alignment"]
+    assert alignment["by"] == "head"
+    for key, attention in (("weights", False), ("attention", True)):
+        expected = hub.align(sentences[0], reference, attention=attention).weights
+        assert np.abs(np.array(alignment[key]) - expected).max() < WEIGHTS
+    _, plain = call(server, "translate", {"sentences": [sentences[0]], "alignment": False})
+    assert "alignment" not in plain["translations"][0]["hypotheses"][0]
+
+
 def items(hub, sentences: list[str]) -> list[TranslateItem]:
     return [TranslateItem(s, hub.encode(s), alignment=False, pieces=False) for s in sentences]
 
@@ -440,6 +474,29 @@ def test_page_translates_as_you_type_and_draws_the_alignment(server, browser, hu
     assert browser.execute_script("return window.notReloaded") is True
     loaded = browser.execute_script("return performance.getEntriesByType('resource').map(entry => entry.name)")
     assert loaded and all(name.startswith(server) for name in loaded)  # nothing from elsewhere
+
+
+LINKS = "return Array.from(document.querySelectorAll('#heatmap rect.link'), link => [Number(link.dataset.row), Number(link.dataset.col)])"
+
+
+def test_page_draws_the_heads_links_on_the_attentions_heatmap(head_served, browser, sentences):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    server, _ = head_served
+    browser.get(f"{server}?{urlencode({'q': sentences[0], 'beam': 4})}")
+    WebDriverWait(browser, 120).until(lambda driver: driver.find_elements(By.CSS_SELECTOR, "#heatmap rect.link"))
+    _, answer = call(server, "translate", {"sentences": [sentences[0]], "beam": 4})
+    alignment = answer["translations"][0]["hypotheses"][0]["alignment"]
+    assert browser.find_element(By.ID, "model").text.endswith("subword types), with an alignment head")
+    cells = browser.execute_script(CELLS)
+    assert len(cells) == len(alignment["target"]) * len(alignment["source"])
+    for cell in cells:  # the heatmap is the attention's
+        assert cell["weight"] == alignment["attention"][cell["row"]][cell["col"]]
+    links = [[row, int(column)] for row, column in enumerate(np.argmax(alignment["weights"], axis=1))]
+    assert sorted(browser.execute_script(LINKS)) == links  # one outlined cell per target word: the head's largest a_ij
+    legend = browser.find_element(By.ID, "legend").text
+    assert legend.startswith("Gray: the attention’s α.") and "the alignment head’s links" in legend
 
 
 def test_the_limits_table_of_docs_serve_md_is_rnnsearch_serves_options():

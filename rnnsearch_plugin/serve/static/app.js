@@ -1,6 +1,8 @@
 // rnnsearch-serve's page: translates the sentence as it is typed (POST translate) and draws the
 // soft alignment of the chosen hypothesis as Figure 3 does: source words along the top, target
-// words down the left, alpha_ij in grayscale (0 black, 1 white), the weight shown on hover.
+// words down the left, alpha_ij in grayscale (0 black, 1 white), the weight shown on hover. A
+// model with an alignment head (alignment.by "head") gets the head's links drawn on the attention's
+// heatmap: an outlined cell for each target word's largest a_ij (its heatmap where it has no attention).
 // Plain JavaScript and inline SVG: nothing is loaded from anywhere but this server. Text in the
 // model's languages carries its language (lang) and is shown in its own direction (dir="auto");
 // words quoted inside the page's English are bidi-isolated (U+2068 ... U+2069).
@@ -96,12 +98,27 @@ function render() {
   drawHeatmap(chosen ? chosen.alignment : null);
 }
 
+// the alignment's legend: what the gray is, and what the outlined cells are
+function legend(alignment) {
+  if (alignment.by !== "head") return "";
+  const gray = alignment.attention ? "Gray: the attention\u2019s \u03b1" : "Gray: the alignment head\u2019s a";
+  return `${gray}. <span class="link-key"></span> Outlined: the alignment head\u2019s links, ` +
+    "for each target word the source word of its largest a (the links rnnsearch-align prints).";
+}
+
+// the column of each row's largest weight
+const argmax = (rows) => rows.map((row) => row.reduce((best, weight, j) => (weight > row[best] ? j : best), 0));
+
 function drawHeatmap(alignment) {
   const box = $("heatmap");
   box.replaceChildren();
   $("readout").textContent = alignment ? "Hover over a cell to read its weight." : "";
+  $("legend").innerHTML = alignment ? legend(alignment) : "";
+  $("legend").hidden = !$("legend").innerHTML;
   if (!alignment) return;
-  const { source, target, weights } = alignment;
+  const { source, target } = alignment;
+  const weights = alignment.attention || alignment.weights; // the heatmap: alpha, or a head's a without attention
+  const symbol = alignment.attention || alignment.by !== "head" ? "\u03b1" : "a";
   const longest = (words) => Math.max(...words.map((word) => word.length));
   const left = GAP * 2 + CHARACTER * longest(target), top = GAP * 2 + CHARACTER * longest(source);
   const root = element("svg", {
@@ -125,13 +142,19 @@ function drawHeatmap(alignment) {
       fill: `rgb(${gray}, ${gray}, ${gray})`, "data-row": i, "data-col": j, "data-weight": weight,
     }, root);
     element("title", {}, cell, `${isolated(target[i])} \u2190 ${isolated(source[j])}: ${weight.toFixed(3)}`);
+    const head = alignment.attention ? `, the head\u2019s a = ${alignment.weights[i][j].toFixed(3)}` : "";
     cell.addEventListener("mouseenter", () => {
       root.querySelectorAll("rect.hover").forEach((other) => other.classList.remove("hover"));
       cell.classList.add("hover");
-      $("readout").textContent = `\u03b1 = ${weight.toFixed(3)}: target word ${i + 1} \u201c${isolated(target[i])}\u201d ` +
-        `attending to source word ${j + 1} \u201c${isolated(source[j])}\u201d`;
+      $("readout").textContent = `${symbol} = ${weight.toFixed(3)}${head}: target word ${i + 1} \u201c${isolated(target[i])}\u201d ` +
+        `${alignment.by === "head" ? "and" : "attending to"} source word ${j + 1} \u201c${isolated(source[j])}\u201d`;
     });
   }));
+  if (alignment.by !== "head") return;
+  argmax(alignment.weights).forEach((j, i) => {
+    element("rect", { class: "link", x: left + CELL * j + 1.5, y: top + CELL * i + 1.5, width: CELL - 3, height: CELL - 3,
+                      "data-row": i, "data-col": j }, root);
+  });
 }
 
 async function start() {
@@ -141,10 +164,11 @@ async function start() {
     showError(`the server does not answer: ${error.message}`);
     return;
   }
-  const { architecture, source, target, limits, attention } = state.health;
+  const { architecture, source, target, limits, attention, aligned_by: alignedBy } = state.health;
+  const aligns = alignedBy === "head" ? ", with an alignment head" : attention ? "" : ": an RNNencdec model, which has no attention to show";
   $("model").textContent = `${architecture}, ${languageName(source.language)} \u2192 ${languageName(target.language)} ` +
     `(${source.language} \u2192 ${target.language}; ${source.size.toLocaleString()} and ` +
-    `${target.size.toLocaleString()} subword types)` + (attention ? "" : ": an RNNencdec model, which has no attention to show");
+    `${target.size.toLocaleString()} subword types)` + aligns;
   $("sentence").lang = source.language;
   $("sentence").placeholder = `Type a sentence in ${languageName(source.language)}`;
   $("beam").max = limits.max_beam;

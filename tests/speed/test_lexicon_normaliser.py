@@ -11,7 +11,8 @@ from rnnsearch_plugin.speed.alignment_head import ROWS, _LogPartition
 @pytest.mark.parametrize("rows", [1, ROWS, 2 * ROWS + 7])
 def test_chunked_log_partition_is_logsumexp_with_its_gradients(rows):
     generator = torch.Generator().manual_seed(rows)
-    words, weight, bias = (torch.randn(*shape, generator=generator, dtype=torch.float64, requires_grad=True) for shape in ((rows, 6), (11, 6), (11,)))
+    shapes = ((rows, 6), (11, 6), (11,))  # words w_n, L, b_L
+    words, weight, bias = (torch.randn(*shape, generator=generator, dtype=torch.float64, requires_grad=True) for shape in shapes)
     incoming = torch.randn(rows, generator=generator, dtype=torch.float64)
     chunked = _LogPartition.apply(words, weight, bias)
     reference = (words @ weight.t() + bias).logsumexp(-1)

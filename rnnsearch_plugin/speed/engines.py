@@ -1,12 +1,13 @@
 """The engines a model can be built with (``--engine``), chosen once, in ``models/rnnsearch.py``:
 
 - ``reference``: ``models/`` as it is, the paper's equations in their order;
-- ``cpu``: ``cpu.py``, the same parameters run the CPU engine's faster way, on any device;
+- ``cpu``: ``cpu.py``, the same parameters run the CPU engine's faster way, on any device, and
+  ``alignment_head.py``, the alignment head without its large tensors kept for backward;
 - ``auto`` (the default, and what a checkpoint without the option gets): the engine measured on the
   device the model runs on (``cpu.py`` on the CPU), the reference everywhere else.
 
 Another engine (CUDA graphs, a compiled step) is one more module subclassing ``models/``' encoder
-and decoder and one more entry in ``ENGINES``.
+and decoder (and alignment head) and one more entry in ``ENGINES``.
 """
 
 import logging

@@ -32,6 +32,7 @@ HEADS = {  # stage hansards-head's models: what each head was trained toward, an
     "rnnsearch_small.head_links": "eflomal's links",
     "rnnsearch_small.head_own": "its own objective, no links",
     "rnnsearch_small.head_links_full": "eflomal's links, full context",
+    "rnnsearch_small.head_links_long": "eflomal's links, three times as long",
 }
 HEAD_BLEU_GAP, PAIRS_TO_TIME = 0.3, 100_000
 EFLOMAL_ROWS = ("forward", "reverse", "intersect", "union", "grow-diag-final-and")

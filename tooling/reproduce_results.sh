@@ -35,8 +35,9 @@
 #                      the guided one's links for AER
 #   hansards-head      the alignment head (not the paper's) added to the hansards stage's RNNsearch-50 and
 #                      trained alone, its translation frozen, HEAD_MINUTES each (default 20), one after another:
-#                      toward eflomal's links (causal, then full context) and by its own objective; each one's
-#                      links scored on the gold, rnnsearch-align timed with the head on the test pairs
+#                      toward eflomal's links (causal, then full context), by its own objective, and toward the
+#                      links for three times as long; each one's links scored on the gold, rnnsearch-align
+#                      timed with the head on the test pairs
 #   publish            docs/results from WORK/report (tooling/publish_results.py)
 # Every model trains on one thread pinned to one core, two at a time (one per core), with the
 # quickstart's recipe (configs/quickstart.yaml: rnnsearch_small, Adam at a fixed rate, clipping,
@@ -382,7 +383,8 @@ head_aer() {
 # frozen (so that it translates as before: tests/models/test_alignment_head.py), trained one after another
 # on core 0 (two side by side outgrow 24 GB: docs/training.md, the head's cost): toward eflomal's links
 # (--alignment-lambda 1), by the head's own objective (--alignment-likelihood-lambda 1), toward the links
-# with full context; each one's links scored as it ends. On core 1 meanwhile: the model's own attention
+# with full context, and toward them for three times as long (does more training close the gap to eflomal?);
+# each one's links scored as it ends. On core 1 meanwhile: the model's own attention
 # scored, rnnsearch-align timed on the test pairs (one direction) with the model's attention and, once
 # trained, with the first head, and the model evaluated with and without that head (BLEU: the same
 # translations)
@@ -396,6 +398,8 @@ stage_hansards_head() {
     head_aer 0 rnnsearch_small.head_own
     head 0 rnnsearch_small.head_links_full --alignment-head-context full --load-alignments --alignment-lambda 1
     head_aer 0 rnnsearch_small.head_links_full
+    HEAD_MINUTES=$((HEAD_MINUTES * 3)) head 0 rnnsearch_small.head_links_long --load-alignments --alignment-lambda 1
+    head_aer 0 rnnsearch_small.head_links_long
   } &
   heads=$!
   {

@@ -25,6 +25,7 @@ from results_cells import MISSING, chrf_cell, copy_files, read_json, score_cell,
 from rnnsearch_plugin.analysis.markdown import markdown_table
 from rnnsearch_plugin.analysis.training_log import read_training_log
 from rnnsearch_plugin.data.textio import write_atomic
+from rnnsearch_plugin.data.word_links import SYMMETRISATION
 
 ALIGN, GUIDED_REPORT, HEAD, HEAD_REPORT = "hansards.align", "hansards.guided.test", "hansards.head", "hansards.head.test"
 FOLDERS = (ALIGN, GUIDED_REPORT, HEAD, HEAD_REPORT)  # the report folders the page publishes
@@ -138,7 +139,7 @@ def guided_lines(work: Path, guided_best: list[Any] | None, eflomal_best: list[A
 def head_training(work: Path, name: str) -> str:
     """'1,234 updates in 20 min' of NAME's training log (stage hansards-head), "—" without a finished one."""
     log = work / "checkpoints" / "hansards" / name / "train.log"
-    if not log.exists():
+    if not log.exists() or "done training in" not in log.read_text():
         return MISSING
     training = read_training_log(log)
     return f"{training['updates']:,} updates in {training['wall_hours'] * 60:.0f} min"
@@ -152,8 +153,27 @@ def seconds_per(report: dict | None, pairs: int) -> float | None:
     return pairs / row["pairs_per_second"]
 
 
-def head_lines(work: Path, eflomal_best: list[Any] | None) -> tuple[list[str], list[str]]:
+def head_findings(heads: dict[str, list[list[Any]]], eflomal: list[list[Any]]) -> list[str]:
+    """What each way of training the head gave (its best AER), beside the links it learns from: a
+    paragraph, none before any head is scored."""
+    tried = [f"{HEADS[name]}, {best(rows)[4]}" for name, rows in heads.items() if rows]
+    if not tried:
+        return []
+    text = f"What was tried, each head's best AER: {'; '.join(tried)}."
+    teacher, top = next((row for row in eflomal if row[1] == SYMMETRISATION), None), best(eflomal)
+    if teacher is not None:
+        text += (
+            f" The links a head is trained toward are eflomal's {SYMMETRISATION} links of the training pairs "
+            "(`scripts/prepare_data.py --eflomal`), whose AER on the gold (aligned with the same training pairs) is "
+            f"{teacher[4]}, {float(teacher[4]) - float(top[4]):+.3f} from eflomal's best ({top[1]}, {top[4]}): a head that "
+            "learnt its teacher's links exactly would have that AER."
+        )
+    return [text, ""]
+
+
+def head_lines(work: Path, eflomal_rows: list[list[Any]]) -> tuple[list[str], list[str]]:
     """The alignment head's section (stage hansards-head) and its verdicts."""
+    eflomal_best = best(eflomal_rows)
     folder = work / "report" / HEAD
     if not folder.is_dir():
         return ["## The alignment head", "", "Not run yet (stage hansards-head)."], ["Not run yet: stage hansards-head."]
@@ -189,6 +209,7 @@ def head_lines(work: Path, eflomal_best: list[Any] | None) -> tuple[list[str], l
         "",
         *markdown_table(["aligner", "links", "precision", "recall", "AER", "links found"], attention + found),
         "",
+        *head_findings(heads, eflomal_rows),
         f"Time to align {PAIRS_TO_TIME:,} pairs, in minutes on one thread (rnnsearch-align at its rate on the 3,000 Hansards test pairs):",
         "",
         *markdown_table(["aligner", "minutes"], timing),
@@ -251,7 +272,7 @@ def alignment_page(work: Path) -> list[str] | None:
     speed, seconds = speed_lines(align)
     tables = sorted(align.glob("*/aer.md"))
     guided_section, guided_verdicts = guided_lines(work, best(guided), best(eflomal))
-    head_section, head_verdicts = head_lines(work, best(eflomal))
+    head_section, head_verdicts = head_lines(work, eflomal)
     verdicts = []
     if search:
         row = best(search)

@@ -166,6 +166,9 @@ def test_head_section_weighs_the_heads_aer_against_eflomal_and_its_bleu_against_
         log.write_text(
             f"epoch 001 | loss 3.2 | nll_loss 3.2 | train_wall 1190 | num_updates {updates} | wall {wall}\ndone training in 1.0 seconds\n"
         )
+    training = work / "checkpoints" / "hansards" / "rnnsearch_small.head_links_long" / "train.log"  # still training
+    training.parent.mkdir(parents=True)
+    training.write_text("epoch 001:    100 / 3854 loss=1.46, alignment_loss=1.46, num_updates=100\n")
     page = published_page(work, out)
     assert "| head: eflomal's links | threshold 0.3 | 0.880 | 0.900 | 0.100 | 100 |" in page
     assert "| attention, the model without a head | argmax | 0.500 | 0.400 | 0.470 | 100 |" in page
@@ -175,6 +178,12 @@ def test_head_section_weighs_the_heads_aer_against_eflomal_and_its_bleu_against_
     ) in page
     assert "**Holds**: with the head the model scores 20.50 sacreBLEU on the Hansards test, without it 20.50 (target within 0.3)." in page
     assert "| head: its own objective, no links | 900 updates in 20 min |" in page
+    assert "| head: eflomal's links, three times as long | — |" in page
+    assert (
+        "What was tried, each head's best AER: eflomal's links, 0.100; its own objective, no links, 0.300. The links a head is "
+        "trained toward are eflomal's grow-diag-final-and links of the training pairs (`scripts/prepare_data.py --eflomal`), "
+        "whose AER on the gold (aligned with the same training pairs) is 0.093, +0.015 from eflomal's best (intersect, 0.078)"
+    ) in page
     assert "| RNNsearch-50 En->Fr, without a head | 6,000 updates in 120 min |" in page
     # 100,000 pairs at 50 and 100 pairs/s; eflomal's 400 s for 624,293 pairs, scaled
     assert (

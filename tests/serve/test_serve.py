@@ -268,7 +268,7 @@ def test_bad_requests_get_a_json_error_and_the_server_goes_on(server, path, body
 
 def test_empty_sentences_get_the_empty_translation(server, hub, sentences):
     status, answer = call(server, "translate", {"sentences": ["", sentences[0], " \t "], "beam": 4, "nbest": 2})
-    empty = {"translation": "", "score": 0.0, "tokens": [], "alignment": {"source": [], "target": [], "weights": []}}
+    empty = {"translation": "", "score": 0.0, "tokens": [], "alignment": {"source": [], "target": [], "weights": [], "by": "attention"}}
     assert status == 200 and [t["hypotheses"] for t in answer["translations"][::2]] == [[empty], [empty]]
     assert [t["source_tokens"] for t in answer["translations"][::2]] == [[], []]
     assert same_hypotheses(answer["translations"][1]["hypotheses"], best(hub, sentences[0], 4, 2))

@@ -16,7 +16,7 @@ from torch import Tensor
 
 from ..models.alignment_head import AlignmentHead
 from .precision import at_least_float32
-from .scores import _AdditiveEnergies, additive_energies
+from .scores import summed_energies
 
 ROWS = 256  # source positions per chunk of the normaliser: its buffers hold ROWS x K_y values
 
@@ -26,11 +26,7 @@ class CpuAlignmentHead(AlignmentHead):
         keys = self.annotation_projection(annotations)  # U_b h_j (+ b_b): B x S x h
         dtype = at_least_float32(keys.dtype)
         query_terms = self.query_projection(query)[:, :, None].to(dtype)  # W_b q_i: B x T x 1 x h
-        keys, score = keys.to(dtype), self.score.weight.to(dtype)
-        with torch.autocast(keys.device.type, enabled=False):
-            if torch.is_grad_enabled():
-                return _AdditiveEnergies.apply(keys, query_terms, score)
-            return additive_energies(keys, query_terms, score)
+        return summed_energies(keys.to(dtype), query_terms, self.score.weight.to(dtype))
 
     def log_partition(self, words: Tensor) -> Tensor:
         with torch.autocast(words.device.type, enabled=False):

@@ -77,7 +77,11 @@ def additive(attention: AdditiveAttention, query: Tensor, keys: Tensor, products
     values, casting to bfloat16 and back would cost more than the small v_a product saves."""
     groups, _, hidden = keys.shape
     query_terms = products(query, attention.query_projection).view(groups, -1, 1, hidden)  # W_a s: G x k x 1 x n'
-    query_terms, score = query_terms.to(keys.dtype), attention.score.weight.to(keys.dtype)
+    return summed_energies(keys, query_terms.to(keys.dtype), attention.score.weight.to(keys.dtype))
+
+
+def summed_energies(keys: Tensor, query_terms: Tensor, score: Tensor) -> Tensor:
+    """``additive_energies`` outside autocast, by ``_AdditiveEnergies`` where gradients are recorded."""
     with torch.autocast(keys.device.type, enabled=False):
         if torch.is_grad_enabled():
             return _AdditiveEnergies.apply(keys, query_terms, score)

@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import zip_longest
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Union
 
 import numpy as np
 import torch
@@ -53,6 +53,14 @@ from .truncation import source_limit, warn_truncated
 
 if TYPE_CHECKING:
     from .analysis.corpus_alignment import PairAlignment
+
+
+class Forced(NamedTuple):
+    """One pair's teacher-forced pass (``RNNSearchHubInterface.forced``)."""
+
+    scores: Optional[torch.Tensor]  # log p of each target token (T), None when not asked
+    alignment: Optional[torch.Tensor]  # T x S: the alignment head's a_ij, else the attention's alpha
+    attention: Optional[torch.Tensor]  # T x S: alpha (Eq. 6), None for RNNencdec
 
 
 @dataclass
@@ -246,14 +254,12 @@ class RNNSearchHubInterface(GeneratorHubInterface):
         alignment head) or "attention"."""
         return self.models[0].aligned_by
 
-    def forced(
-        self, sources: list[torch.Tensor], targets: list[torch.Tensor], scores: bool = True, attention: bool = False
-    ) -> list[tuple[Optional[torch.Tensor], Optional[torch.Tensor]]]:
-        """Teacher-forced pass of each (source, target) token pair; for each pair the
-        log-probability of every target token (T; None with ``scores=False``, which skips the
-        output layer and its B x T x vocabulary tensors) and the alignment weights (T x S): the
-        alignment head's where the model has one (``aligned_by``), else, or with ``attention``,
-        the attention's."""
+    def forced(self, sources: list[torch.Tensor], targets: list[torch.Tensor], scores: bool = True) -> list["Forced"]:
+        """One teacher-forced pass of each (source, target) token pair, in one padded batch of up
+        to 64 pairs at a time: for each pair the log-probability of every target token (T; None
+        with ``scores=False``, which skips the output layer and its B x T x vocabulary tensors), its
+        alignment (T x S: the alignment head's where the model has one, ``aligned_by``, else the
+        attention's) and the attention's alpha (T x S; None for RNNencdec)."""
         model = self.models[0]
         dataset = LanguagePairDataset(
             sources,
@@ -265,7 +271,7 @@ class RNNSearchHubInterface(GeneratorHubInterface):
             left_pad_source=self.cfg.task.left_pad_source,
             left_pad_target=False,
         )
-        results = []
+        results: list[tuple[int, Forced]] = []
         for start in range(0, len(sources), 64):
             batch = dataset.collater([dataset[i] for i in range(start, min(start + 64, len(sources)))])
             net_input = {k: v.to(self.device) for k, v in batch["net_input"].items()}
@@ -275,20 +281,16 @@ class RNNSearchHubInterface(GeneratorHubInterface):
                     net_input["prev_output_tokens"], encoder_out=encoder_out, features_only=not scores
                 )  # logits, or t_i without W_o
                 token_scores = self._token_scores(model, output, extra, batch["target"]) if scores else None  # B x T
-            alignment = extra["attention" if attention else "attn"][0]  # B x T x S, or None (RNNencdec without a head)
             for row, index in enumerate(batch["id"].tolist()):
                 length = len(targets[index])
                 source_mask = net_input["src_tokens"][row].ne(self.src_dict.pad())
-                weights = alignment[row, :length][:, source_mask] if alignment is not None else None
-                results.append(
-                    (
-                        index,
-                        (
-                            token_scores[row, :length].float().cpu() if scores else None,
-                            weights.float().cpu() if weights is not None else None,
-                        ),
-                    )
-                )
+
+                def weights(key: str) -> Optional[torch.Tensor]:  # B x T x S, or None (RNNencdec's attention)
+                    matrix = extra[key][0]
+                    return matrix[row, :length][:, source_mask].float().cpu() if matrix is not None else None
+
+                row_scores = token_scores[row, :length].float().cpu() if token_scores is not None else None
+                results.append((index, Forced(row_scores, weights("attn"), weights("attention"))))
         return [result for _, result in sorted(results, key=lambda item: item[0])]
 
     def _token_scores(self, model: Any, logits: torch.Tensor, extra: dict[str, Any], target: torch.Tensor) -> torch.Tensor:
@@ -305,7 +307,7 @@ class RNNSearchHubInterface(GeneratorHubInterface):
         forced = self.forced([self.encode(source) for source, _ in pairs], target_tokens)
         results = [
             {"score": float(scores.sum()), "positional_scores": scores, "tokens": tokens}
-            for (scores, _), tokens in zip(forced, target_tokens)
+            for (scores, _, _), tokens in zip(forced, target_tokens)
         ]
         return results[0] if single else results
 
@@ -323,7 +325,8 @@ class RNNSearchHubInterface(GeneratorHubInterface):
             target_tokens = self.generate([source_tokens], beam=beam)[0][0]["tokens"].cpu()
         else:
             target_tokens = self.encode_target(target)
-        ((_, weights),) = self.forced([source_tokens], [target_tokens], scores=False, attention=attention)
+        (forced,) = self.forced([source_tokens], [target_tokens], scores=False)
+        weights = forced.attention if attention else forced.alignment
         if weights is None:
             raise ValueError("RNNencdec has no attention to align with: use an rnnsearch model, or one with --alignment-head")
         return Alignment(weights.numpy(), self.pieces(self.src_dict, source_tokens), self.pieces(self.tgt_dict, target_tokens), by)

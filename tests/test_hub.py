@@ -88,7 +88,7 @@ def test_every_nbest_hypothesis_has_its_forced_decoding_score(hub, multi30k):
     for source, hypos in zip(sources, hypotheses):
         assert len(hypos) == 5
         forced = hub.forced([source] * 5, [h["tokens"] for h in hypos])
-        for hypothesis, (scores, _) in zip(hypos, forced):
+        for hypothesis, (scores, _, _) in zip(hypos, forced):
             torch.testing.assert_close(hypothesis["positional_scores"], scores, rtol=0, atol=2e-5)
             assert hypothesis["score"].item() == pytest.approx(scores.sum().item() / len(scores), abs=2e-5)
 
@@ -115,7 +115,7 @@ def test_api_generate_prints_alignments_after_translate(hub):
     hub.translate(sentences, beam=3)
     for alignment in ("hard", True):
         for sentence, hypos in zip(sentences, hub.generate([hub.encode(s) for s in sentences], beam=3, print_alignment=alignment)):
-            ((_, weights),) = hub.forced([hub.encode(sentence)], [hypos[0]["tokens"]])
+            weights = hub.forced([hub.encode(sentence)], [hypos[0]["tokens"]])[0].alignment
             expected = [(int(weights[t, :-1].argmax()), t) for t in range(len(weights) - 1)]  # no </s>
             assert [(int(s), int(t)) for s, t in hypos[0]["alignment"]] == expected
     soft = hub.generate([hub.encode(sentences[0])], beam=3, print_alignment="soft")[0][0]["alignment"]
@@ -147,7 +147,7 @@ def test_api_alignment_equals_fairseq_generates_soft_alignment(hub, multi30k, ch
     checked = list(range(0, 1000, 25))
     targets = [hub.tgt_dict.encode_line(hypotheses[str(i)], add_if_not_exist=False).long() for i in checked]
     forced = hub.forced([hub.encode(sources[i]) for i in checked], targets)  # one padded batch of 40
-    for index, (_, weights) in zip(checked, forced):
+    for index, (_, weights, _) in zip(checked, forced):
         assert weights.shape == matrices[index].shape
         assert weights.numpy() == pytest.approx(matrices[index], abs=2e-6)
     ids = ",".join(str(i) for i in sorted(matrices)[:2])

@@ -18,13 +18,16 @@ pieces with </s>) is not truncated: it gets no links and is reported by its line
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Optional, Protocol
 
 import numpy as np
 import torch
 
 from .alignment import merge_groups
 from .links import SYMMETRISATIONS, Link, argmax_links, threshold_links
+
+if TYPE_CHECKING:
+    from ..hub import Forced
 
 
 class ForcedAligner(Protocol):
@@ -34,9 +37,7 @@ class ForcedAligner(Protocol):
 
     def encode_words(self, words: list[str], target: bool = False) -> tuple[torch.Tensor, list[int]]: ...
 
-    def forced(
-        self, sources: list[torch.Tensor], targets: list[torch.Tensor], scores: bool = True
-    ) -> list[tuple[Optional[torch.Tensor], Optional[torch.Tensor]]]: ...
+    def forced(self, sources: list[torch.Tensor], targets: list[torch.Tensor], scores: bool = True) -> list["Forced"]: ...
 
 
 EXTRACTIONS = ("argmax", "threshold")
@@ -102,7 +103,7 @@ def word_weights(model: ForcedAligner, pairs: list[tuple[list[str], list[str]]])
     results: list[np.ndarray | str] = [too_long(model, len(s), len(t)) or "" for (s, _), (t, _) in encoded]
     kept = sorted((index for index, reason in enumerate(results) if not reason), key=lambda index: len(encoded[index][0][0]))
     forced = model.forced([encoded[index][0][0] for index in kept], [encoded[index][1][0] for index in kept], scores=False) if kept else []
-    for index, (_, weights) in zip(kept, forced):
+    for index, (_, weights, _) in zip(kept, forced):
         (_, source_groups), (_, target_groups) = encoded[index]
         source, target = pairs[index]
         results[index] = merge_groups(

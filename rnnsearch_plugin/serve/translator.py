@@ -19,7 +19,7 @@ from typing import Any, Hashable, Iterator, Optional
 import torch
 
 from ..analysis.alignment import merge_pieces
-from ..hub import RNNSearchHubInterface
+from ..hub import Forced, RNNSearchHubInterface
 
 DIGITS = 6  # the weights' decimals, as fairseq-generate --print-alignment soft prints them
 
@@ -76,18 +76,13 @@ Weights = tuple[torch.Tensor, Optional[torch.Tensor]]  # the model's alignment, 
 
 
 def forced_alignments(model: RNNSearchHubInterface, sources: list[torch.Tensor], targets: list[torch.Tensor]) -> list[Weights]:
-    """Each pair's alignment (T x S), and, where it is the head's, the attention's beside it."""
-    aligned = [weights for _, weights in model.forced(sources, targets, scores=False)]
-    return list(zip(aligned, attentions_beside(model, sources, targets)))
+    """Each pair's alignment (T x S), and, where it is the head's, the attention's beside it, from one forced pass."""
+    return [pair_weights(model, pair) for pair in model.forced(sources, targets, scores=False)]
 
 
-def attentions_beside(
-    model: RNNSearchHubInterface, sources: list[torch.Tensor], targets: list[torch.Tensor]
-) -> list[Optional[torch.Tensor]]:
-    """Each pair's attention (T x S) beside the head's alignment (``attention_beside``), else None for each."""
-    if not attention_beside(model):
-        return [None] * len(sources)
-    return [weights for _, weights in model.forced(sources, targets, scores=False, attention=True)]
+def pair_weights(model: RNNSearchHubInterface, pair: Forced) -> Weights:
+    """A forced pass's alignment, with the attention beside it where the alignment is the head's (``attention_beside``)."""
+    return pair.alignment, pair.attention if attention_beside(model) else None
 
 
 def attention_beside(model: RNNSearchHubInterface) -> bool:
@@ -119,18 +114,16 @@ def hypothesis(model: RNNSearchHubInterface, item: TranslateItem, hypo: dict[str
 
 def score(model: RNNSearchHubInterface, items: list[ScoreItem]) -> list[dict[str, Any]]:
     sources, targets = [item.source_tokens for item in items], [item.target_tokens for item in items]
-    forced = model.forced(sources, targets)
-    beside = attentions_beside(model, sources, targets) if any(item.alignment for item in items) else [None] * len(items)
     return [
         {
             "source": item.source,
             "target": item.target,
-            "score": float(scores.sum()),
-            "positional_scores": [round(float(value), DIGITS) for value in scores],
+            "score": float(pair.scores.sum()),
+            "positional_scores": [round(float(value), DIGITS) for value in pair.scores],
             "tokens": model.tgt_dict.string(item.target_tokens).split(),
-            **alignment(model, item, item.source_tokens, item.target_tokens, (weights, attention) if item.alignment else None),
+            **alignment(model, item, item.source_tokens, item.target_tokens, pair_weights(model, pair) if item.alignment else None),
         }
-        for item, (scores, weights), attention in zip(items, forced, beside)
+        for item, pair in zip(items, model.forced(sources, targets))
     ]
 
 

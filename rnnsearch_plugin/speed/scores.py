@@ -42,9 +42,19 @@ def attend(attention: Attention, query: Tensor, keys: Tensor, padding_mask: Tens
     return torch.softmax(energies.masked_fill(padding_mask[:, None], float("-inf")), dim=-1)
 
 
+ENERGY_VALUES = 1 << 23  # tanh values held at a time by ``additive_energies`` (32 MB in float32)
+
+
 def additive_energies(projected: Tensor, query_terms: Tensor, score: Tensor) -> Tensor:
-    """tanh(U_a h + W_a s) v_a: projected G x S x n', query_terms G x k x 1 x n', score 1 x n'."""
-    return (tanh(projected[:, None] + query_terms) @ score.t()).squeeze(-1)
+    """tanh(U_a h + W_a s) v_a: projected G x S x n', query_terms G x k x 1 x n', score 1 x n'.
+    Over many queries (the alignment head's k = T in a forced pass) a few of the k at a time,
+    so that the G x k x S x n' sum and tanh are never held whole."""
+    rows = max(1, ENERGY_VALUES // projected.numel())  # of the k queries, per chunk
+    chunks = [
+        (tanh(projected[:, None] + query_terms[:, start : start + rows]) @ score.t()).squeeze(-1)
+        for start in range(0, query_terms.size(1), rows)
+    ]
+    return chunks[0] if len(chunks) == 1 else torch.cat(chunks, dim=1)
 
 
 class _AdditiveEnergies(torch.autograd.Function):

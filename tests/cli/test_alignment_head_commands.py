@@ -46,7 +46,7 @@ def test_printed_links_are_the_argmax_of_the_heads_weights_through_the_api(heade
     for index in list(sources)[:8]:
         source = model.src_dict.encode_line(sources[index], add_if_not_exist=False).long()
         target = model.tgt_dict.encode_line(hypotheses[index].split("\t", 1)[1], add_if_not_exist=False).long()
-        ((_, weights),) = model.forced([source], [target], scores=False)
+        weights = model.forced([source], [target], scores=False)[0].alignment
         expected = {f"{int(row[:-1].argmax())}-{i}" for i, row in enumerate(weights[:-1])}
         assert set(links[index].split()) == expected
 

@@ -10,6 +10,7 @@ from test_equations import literal_decoding, run_rnn
 
 from rnnsearch_plugin.errors import UserInputError
 from rnnsearch_plugin.models.decoder import emitted_tokens
+from rnnsearch_plugin.speed import scores
 
 EOS = 2
 
@@ -85,6 +86,23 @@ def test_head_matches_its_literal_equation_with_its_gradients(kind, engine, cont
             continue
         torch.testing.assert_close(ours, reference, rtol=0, atol=1e-10, msg=name)
     assert any(name.startswith("decoder.alignment_head.") for name in parameters)
+
+
+def test_the_engines_head_scores_a_few_target_words_at_a_time_as_it_scores_them_all(kind, monkeypatch):
+    """In a forced pass the engine sums U_b h_j + W_b q_i for a few of the T queries at a time
+    (``scores.ENERGY_VALUES``): one query per chunk gives the a_ij and gradients of all at once."""
+    model = with_head(kind, "full", "cpu")
+    whole = batched_head(model, left_pad=True)
+    monkeypatch.setattr(scores, "ENERGY_VALUES", 1)  # one of the T queries per chunk
+    chunked = batched_head(model, left_pad=True)
+    for found, expected in zip(chunked, whole):
+        torch.testing.assert_close(found, expected, rtol=0, atol=1e-12)
+    parameters = list(model.parameters())
+    grads = [torch.autograd.grad(weighted(*run[:2]), parameters, allow_unused=True) for run in (chunked, whole)]
+    for found, expected in zip(*grads):
+        assert (found is None) == (expected is None)
+        if found is not None:
+            torch.testing.assert_close(found, expected, rtol=0, atol=1e-12)
 
 
 def test_alignment_is_zero_on_padding_and_each_row_sums_to_one(kind, engine):

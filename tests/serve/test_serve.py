@@ -27,7 +27,7 @@ from rnnsearch_plugin.serve.batcher import Batcher, QueueFull
 from rnnsearch_plugin.serve.cli import build_parser
 from rnnsearch_plugin.serve.hosts import AllowedHosts
 from rnnsearch_plugin.serve.requests import Limits, RequestError, parse_body
-from rnnsearch_plugin.serve.translator import TranslateItem, run_batch
+from rnnsearch_plugin.serve.translator import ScoreItem, TranslateItem, run_batch
 
 sys.path.insert(0, str(REPO / "tooling"))
 from serve_load import call, serving  # noqa: E402
@@ -326,6 +326,27 @@ def test_a_model_with_an_alignment_head_gives_the_heads_alignment_and_the_attent
         assert np.abs(np.array(alignment[key]) - expected).max() < WEIGHTS
     _, plain = call(server, "translate", {"sentences": [sentences[0]], "alignment": False})
     assert "alignment" not in plain["translations"][0]["hypotheses"][0]
+
+
+def test_a_head_models_alignments_come_from_one_forced_pass_a_batch(head_served, sentences, multi30k):
+    """A batch of /translate or /score requests with alignments runs the decoder's full forward once:
+    the head's a_ij and the attention's alpha beside them come out of the same pass."""
+    _, hub = head_served
+    passes = []
+    hook = hub.models[0].decoder.register_forward_pre_hook(
+        lambda module, args, kwargs: passes.append(kwargs.get("incremental_state") is None), with_kwargs=True
+    )
+    references = (multi30k / "raw" / "test.fr").read_text(encoding="utf-8").splitlines()
+    try:
+        translated = run_batch(hub, ("translate", 3, 2), [TranslateItem(s, hub.encode(s), True, False) for s in sentences[:3]])
+        full_passes = passes.count(True)
+        scoring = [ScoreItem(s, t, hub.encode(s), hub.encode_target(t), True, False) for s, t in zip(sentences[:3], references)]
+        scored = run_batch(hub, ("score",), scoring)
+    finally:
+        hook.remove()
+    assert (full_passes, passes.count(True)) == (1, 2)
+    alignments = [h["alignment"] for t in translated for h in t["hypotheses"]] + [s["alignment"] for s in scored]
+    assert len(alignments) == 9 and all(a["by"] == "head" and "attention" in a for a in alignments)
 
 
 def items(hub, sentences: list[str]) -> list[TranslateItem]:

@@ -63,6 +63,11 @@ class Forced(NamedTuple):
     attention: Optional[torch.Tensor]  # T x S: alpha (Eq. 6), None for RNNencdec
 
 
+def pair_rows(weights: Optional[torch.Tensor], row: int, length: int, source_mask: torch.Tensor) -> Optional[torch.Tensor]:
+    """One pair's T x S weights out of a batch's B x T' x S' (None stays None: RNNencdec's attention)."""
+    return weights[row, :length][:, source_mask].float().cpu() if weights is not None else None
+
+
 @dataclass
 class Alignment:
     """Soft alignment weights of one sentence pair, the attention's alpha_ij (Eq. 6) or the
@@ -284,13 +289,9 @@ class RNNSearchHubInterface(GeneratorHubInterface):
             for row, index in enumerate(batch["id"].tolist()):
                 length = len(targets[index])
                 source_mask = net_input["src_tokens"][row].ne(self.src_dict.pad())
-
-                def weights(key: str) -> Optional[torch.Tensor]:  # B x T x S, or None (RNNencdec's attention)
-                    matrix = extra[key][0]
-                    return matrix[row, :length][:, source_mask].float().cpu() if matrix is not None else None
-
+                alignment, attention = (pair_rows(extra[key][0], row, length, source_mask) for key in ("attn", "attention"))
                 row_scores = token_scores[row, :length].float().cpu() if token_scores is not None else None
-                results.append((index, Forced(row_scores, weights("attn"), weights("attention"))))
+                results.append((index, Forced(row_scores, alignment, attention)))
         return [result for _, result in sorted(results, key=lambda item: item[0])]
 
     def _token_scores(self, model: Any, logits: torch.Tensor, extra: dict[str, Any], target: torch.Tensor) -> torch.Tensor:

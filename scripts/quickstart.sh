@@ -18,7 +18,9 @@
 # TRAIN_MINUTES (the time cap, default 45; a rerun with the same WORK resumes where the last one
 # stopped), ARCH (default: the recipe's, rnnsearch_small; rnnencdec_small for the baseline), BEAM
 # (default 5), AMP (default 1: --amp, bfloat16 products where the processor has them, else one line
-# and float32; 0: float32), ALIGNMENT_GOLD_DIR (default: alignment-gold beside MULTI30K_DIR).
+# and float32; 0: float32), ALIGNMENT_GOLD_DIR (the Hansards' gold alignments for the AER; default:
+# alignment-gold beside MULTI30K_DIR where it is there, else downloaded into WORK/data/download, from
+# ALIGNMENT_GOLD_MIRROR instead of their public repository where that is set).
 # The recipe it trains is configs/quickstart.yaml (scripts/recipe.py writes it as fairseq-train's options).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -72,13 +74,13 @@ rnnsearch-evaluate --prepared "$DATA" --split test --system "$ARCH=$CHECKPOINTS/
 if [[ "$ARCH" == rnnsearch* ]]; then
   rnnsearch-heatmaps --path "$CHECKPOINTS/checkpoint_best.pt" --data "$DATA/bin" --input "$DATA/raw/test.$SRC" \
     --ids 0,1,2 --beam "$BEAM" --out "$WORK/report/alignments"
-  GOLD=${ALIGNMENT_GOLD_DIR:-$(dirname "${MULTI30K_DIR:-../shared/data/multi30k}")/alignment-gold}
+  GOLD=${ALIGNMENT_GOLD_DIR:-$(dirname "${MULTI30K_DIR:-.}")/alignment-gold}
+  [[ -n "${ALIGNMENT_GOLD_DIR:-}" || -f "$GOLD/dev.wa.nonullalign" ]] || GOLD=$DATA/download/alignment-gold
   if [[ "$SRC-$TGT" != en-fr && "$SRC-$TGT" != fr-en ]]; then  # rnnsearch-aer transposes it for fr-en
     echo "| the alignment gold standard aligns English with French: no AER for $SRC->$TGT"
-  elif [[ -f "$GOLD/dev.wa.nonullalign" ]]; then
-    rnnsearch-aer --path "$CHECKPOINTS/checkpoint_best.pt" --data "$DATA/bin" --gold "$GOLD" --out "$WORK/report"
-  else
-    echo "| no alignment gold standard in $GOLD: set ALIGNMENT_GOLD_DIR for the AER"
+  elif ! rnnsearch-aer --path "$CHECKPOINTS/checkpoint_best.pt" --data "$DATA/bin" --gold "$GOLD" --download-gold \
+    ${ALIGNMENT_GOLD_MIRROR:+--gold-mirror "$ALIGNMENT_GOLD_MIRROR"} --out "$WORK/report"; then
+    echo "| no AER (the line above says why): set ALIGNMENT_GOLD_DIR to a folder that holds the gold standard"
   fi
 fi
 

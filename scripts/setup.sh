@@ -6,13 +6,14 @@
 #     isolation (an isolated build would download a second, multi-GB torch); pip caches the
 #     built wheel, so only the first set-up on a machine compiles (~3-4 minutes);
 #   - this plugin, non-editable, so `--user-dir rnnsearch_plugin` also works outside the repo, with
-#     its test and results extras (setup.cfg: pytest, ruff, selenium; eflomal, which compiles once).
+#     the extras EXTRAS names (default "test,results", setup.cfg: pytest, ruff, selenium; eflomal,
+#     which compiles once; EXTRAS="" installs the plugin alone, as the tutorial does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # One set-up at a time per clone: the README's two commands, started together, would otherwise race
 # to create .venv and install into it. The lock is this script itself, held until it exits.
 exec 9<scripts/setup.sh
-flock 9
+if command -v flock >/dev/null; then flock 9; fi  # macOS has no flock: one set-up at a time is then up to you
 if [ -z "${VIRTUAL_ENV:-}" ]; then
   [ -x .venv/bin/python ] || "${PYTHON:-python3}" -m venv .venv
   # shellcheck disable=SC1091
@@ -26,5 +27,6 @@ python -c "import fairseq" 2>/dev/null || {
   pip install --no-build-isolation fairseq-fixed==0.12.3.1
 }
 rm -rf build  # setuptools' in-tree build folder: it would ship again the files of moved or deleted modules
-pip install ".[test,results]"
+EXTRAS=${EXTRAS-test,results}
+pip install ".${EXTRAS:+[$EXTRAS]}"
 python -c "import rnnsearch_plugin, torch, fairseq; print(f'| ready: torch {torch.__version__}, fairseq {fairseq.__version__}, {rnnsearch_plugin.__file__}')" 2>&1 | grep '^|'

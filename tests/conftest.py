@@ -9,11 +9,16 @@
   ``sentencepiece``) and what their output holds (``lines_of``, ``losses_by_update``,
   ``assert_one_line_error``, ``assert_same_weights``, ``sacrebleu_cli``)."""
 
+import functools
+import http.server
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -161,6 +166,31 @@ def run(*command: str, cwd: Path = REPO, stdin: str | None = None, check: bool =
     if check and result.returncode != 0:
         raise AssertionError(f"{command[0]} failed ({result.returncode}):\n{result.stderr[-3000:]}")
     return result
+
+
+@contextmanager
+def http_mirror(folder: Path, prefix: str) -> Iterator[str]:
+    """An HTTP server on this machine serving the files of ``folder`` under ``/prefix``, as a
+    mirror of an official host: its URL prefix."""
+    handler = functools.partial(QuietHandler, prefix, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/{prefix}"
+    finally:
+        server.shutdown()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def __init__(self, prefix: str, *args, **kwargs) -> None:
+        self.prefix = f"/{prefix}"
+        super().__init__(*args, **kwargs)
+
+    def translate_path(self, path: str) -> str:
+        return super().translate_path(path.removeprefix(self.prefix))
+
+    def log_message(self, *args) -> None:
+        pass
 
 
 def losses_by_update(log: str) -> dict[int, str]:

@@ -39,7 +39,7 @@ CORPUS_DEFINITIONS = {  # whole files: where each named corpus's files are and w
 }
 ALLOWED = {  # (file, a fragment of the line): why that line may name the languages
     ("rnnsearch_plugin/data/languages.py", "DEFAULT_PAIR = "): "the one named default pair (the paper's En->Fr)",
-    ("rnnsearch_plugin/cli/aer.py", "NAACL_PAIR = "): "the Hansards' AER gold standard aligns English dev.e with French dev.f",
+    ("rnnsearch_plugin/data/alignment_gold.py", "PAIR = "): "the Hansards' AER gold standard aligns English dev.e with French dev.f",
     ("rnnsearch_plugin/serve/static/index.html", '<html lang="en">'): "the page's own words are English",
     ("rnnsearch_plugin/serve/static/app.js", 'new Intl.DisplayNames(["en"]'): "language names in the page's own language",
     ("scripts/quickstart.sh", "SRC=${SRC:-en}"): "the quickstart's documented default source",

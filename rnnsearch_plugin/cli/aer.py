@@ -1,15 +1,16 @@
 """rnnsearch-aer: the alignment error rate of a trained RNNsearch's soft alignments (its
 alignment head's where it has one, and the output then says so; else its attention's).
 
-    rnnsearch-aer --path CKPT --data DATA/bin --gold ../shared/data/alignment-gold [--threshold 0.3 ...] --out DIR
+    rnnsearch-aer --path CKPT --data DATA/bin --gold GOLD [--download-gold] [--threshold 0.3 ...] --out DIR
                   [--reverse-path CKPT --reverse-data DATA/bin]
     rnnsearch-aer --path CKPT --data DATA/bin --gold gold.talp --gold-source gold.de --gold-target gold.en
                   [--gold-langs de-en] [--gold-one-based] --out DIR
     rnnsearch-aer --alignments FILE [--name NAME] [--alignments-langs en-fr] [--alignments-one-based]
-                  --gold ../shared/data/alignment-gold --out DIR
+                  --gold GOLD --out DIR
 
 AER (Och & Ney 2003) against a gold standard (``analysis/aer.py``): a folder in the NAACL format
-of the Hansards set (dev.e, dev.f, dev.wa.nonullalign: English and French), or a Pharaoh file
+of the Hansards set (dev.e, dev.f, dev.wa.nonullalign: English and French; --download-gold fetches
+it into the folder GOLD, ``data/alignment_gold.py``), or a Pharaoh file
 ("i-j" sure, "i?j" possible, 0-based) with its tokenised sentences, whose languages are the
 model's unless --gold-langs names them. A gold standard of the model's pair the other way round
 (the Hansards' English-French for a Fr->En model) is transposed, and the output says so. The gold
@@ -48,12 +49,11 @@ from ..analysis import aer
 from ..analysis.corpus_alignment import LinkRule, word_weights
 from ..analysis.links import SYMMETRISATIONS, read_pharaoh_links
 from ..analysis.markdown import markdown_table
+from ..data import alignment_gold
 from ..data.textio import DataError, read_lines, write_atomic
 from ..hub import USER_ERRORS, RNNSearchHubInterface, load
 from .align import check_model, check_reverse
 
-NAACL_PAIR = ("en", "fr")  # the Hansards gold standard: English dev.e, French dev.f
-NAACL_FILES = ("dev.e", "dev.f", "dev.wa.nonullalign")
 Pair = tuple[str, str]
 
 
@@ -70,22 +70,25 @@ class GoldStandard:
 
 
 def read_gold_standard(args: argparse.Namespace) -> GoldStandard:
-    """The NAACL folder or the Pharaoh file of --gold, checked against its sentences."""
+    """The NAACL folder or the Pharaoh file of --gold, checked against its sentences; with
+    --download-gold, the Hansards' downloaded into the folder first where it lacks them."""
+    if args.download_gold:
+        alignment_gold.fetch(args.gold, args.gold_mirror)
     if not args.gold.exists():
         raise DataError(f"--gold {args.gold} does not exist")
     if args.gold.is_dir() and (args.gold_source or args.gold_target):
         raise DataError(f"--gold {args.gold} is a folder (NAACL format): --gold-source and --gold-target go with a Pharaoh file")
     if args.gold.is_dir():
-        first, second, links_file = (args.gold / name for name in NAACL_FILES)
+        first, second, links_file = (args.gold / name for name in alignment_gold.FILES)
         english, french, links = read_lines(first), read_lines(second), aer.read_naacl(links_file)
         if len(english) != len(french) or len(english) != len(links):
             raise DataError(f"{args.gold}: dev.e, dev.f and the gold links cover {len(english)}, {len(french)}, {len(links)} sentences")
         aer.check_positions(links, english, french, str(links_file))
-        return GoldStandard(english, french, links, NAACL_PAIR, naacl=True)
+        return GoldStandard(english, french, links, alignment_gold.PAIR, naacl=True)
     if not (args.gold_source and args.gold_target):
         raise DataError(
             f"--gold {args.gold} is a file: give its tokenised sentences with --gold-source and --gold-target "
-            f"(Pharaoh format), or a folder of the NAACL format ({', '.join(NAACL_FILES)})"
+            f"(Pharaoh format), or a folder of the NAACL format ({', '.join(alignment_gold.FILES)})"
         )
     sources, targets = read_lines(args.gold_source), read_lines(args.gold_target)
     links = aer.read_pharaoh(args.gold, sources, targets, args.gold_one_based)
@@ -247,8 +250,14 @@ def main(argv: list[str] | None = None) -> None:
         "--gold",
         type=Path,
         required=True,
-        help=f"a NAACL folder ({', '.join(NAACL_FILES)}), or a Pharaoh file with --gold-source/--gold-target",
+        help=f"a NAACL folder ({', '.join(alignment_gold.FILES)}), or a Pharaoh file with --gold-source/--gold-target",
     )
+    parser.add_argument(
+        "--download-gold",
+        action="store_true",
+        help="where the folder --gold lacks them, download the Hansards' English-French gold alignments into it first",
+    )
+    parser.add_argument("--gold-mirror", metavar="URL", help="--download-gold from this URL prefix instead of their public repository")
     parser.add_argument("--gold-source", type=Path, help="the tokenised source sentences of a Pharaoh --gold, one a line")
     parser.add_argument("--gold-target", type=Path, help="the tokenised target sentences of a Pharaoh --gold, one a line")
     parser.add_argument(

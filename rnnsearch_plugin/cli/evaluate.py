@@ -132,14 +132,15 @@ def evaluate_system(
 
 
 def plot_by_length(rows: dict[str, list[dict]], unit: str, path: Path) -> None:
-    """Figure 2: BLEU against source length in UNIT, one line per system (PNG and SVG)."""
+    """Figure 2: BLEU against source length in UNIT, one line per system, each bucket's number of
+    sentences under its name (PNG and SVG)."""
     figure = Figure(figsize=(6, 4))
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
     for name, buckets in rows.items():
         kept = [b for b in buckets if b["bleu"] is not None]
-        axes.plot([b["bucket"] for b in kept], [b["bleu"] for b in kept], marker="o", label=name)
-    axes.set_xlabel(f"source sentence length in {unit}")
+        axes.plot([f"{b['bucket']}\n({b['sentences']})" for b in kept], [b["bleu"] for b in kept], marker="o", label=name)
+    axes.set_xlabel(f"source sentence length in {unit} (sentences)")
     axes.set_ylabel("BLEU (sacreBLEU)")
     axes.grid(alpha=0.3)
     axes.legend()

@@ -64,12 +64,13 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def download(url: str, target: Path) -> None:
-    """``url`` to ``target`` through ``target.part``, with progress every 5%."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+def download(url: str, target: Path, instead: str = "download it yourself and use --local-dir") -> None:
+    """``url`` to ``target`` through ``target.part``, with progress every 5%; a failure says what
+    to do ``instead``."""
     partial = target.with_name(target.name + ".part")
     print(f"| downloading {url}", flush=True)
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         with urllib.request.urlopen(url, timeout=60) as response, open(partial, "wb") as out:
             total, done, reported = int(response.headers.get("Content-Length") or 0), 0, 0
             for block in iter(lambda: response.read(1 << 20), b""):
@@ -79,7 +80,7 @@ def download(url: str, target: Path) -> None:
                     reported = done * 20 // total
                     print(f"|   {target.name}: {done >> 20} of {total >> 20} MiB", flush=True)
     except (OSError, ValueError) as error:
-        raise DataError(f"downloading {url} failed ({error}); download it yourself and use --local-dir") from None
+        raise DataError(f"downloading {url} failed ({error}); {instead}") from None
     os.replace(partial, target)
 
 

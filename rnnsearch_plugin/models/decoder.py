@@ -4,7 +4,7 @@ deep maxout output of ``deep_output.py``. ``extract_features``' loop is these eq
     s_0 = tanh(W_s bwd h_1)                         (RNNencdec: tanh(W_s c), c = fwd h_{T_x})
     alpha_i = attention(s_{i-1}, h)                 (Eq. 6, ``attention.py``)
     c_i = sum_j alpha_ij h_j                        (Eq. 5; RNNencdec: c_i = c, A.2.2 "fix c_i")
-    s_i = GRU(s_{i-1}, [W; W_z; W_r] E y_{i-1} + [C; C_z; C_r] c_i)
+    s_i = GRU(s_{i-1}, [W_z; W_r; W] E y_{i-1} + [C_z; C_r; C] c_i)
     t_i = deep_output(s_{i-1}, E y_{i-1}, c_i)     (``readout_state="current"``: s_i, Eq. (4))
     logits_i = W_o t_i                              (``output_layer``)
 
@@ -64,7 +64,7 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         self.dropout_in = nn.Dropout(dropout_in)
         self.initial_state = nn.Linear(summary_size, hidden_size)  # W_s
         self.rnn = GatedRecurrentUnit(embed_dim, hidden_size)  # W, W_z, W_r; U, U_z, U_r
-        self.context_projection = nn.Linear(context_size, 3 * hidden_size, bias=False)  # C_z, C_r, C
+        self.context_projection = nn.Linear(context_size, 3 * hidden_size, bias=False)  # [C_z; C_r; C]
         self.attention = attention  # RNNsearch's alignment model; None: RNNencdec
         self.alignment_head = alignment_head  # a_ij of the emitted words; None: the paper's models
         self.deep_output = MaxoutDeepOutput(

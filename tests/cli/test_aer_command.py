@@ -2,14 +2,16 @@
 checkpoint or an alignment file from any aligner."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_DATA, run
+from conftest import SHARED_DATA, http_mirror, run
 
 from rnnsearch_plugin.analysis.aer import alignment_error_rate, diagonal_links, read_naacl
 from rnnsearch_plugin.analysis.links import pharaoh_line
 from rnnsearch_plugin.cli.aer import main as aer_main
+from rnnsearch_plugin.data import alignment_gold
 from rnnsearch_plugin.data.textio import read_lines
 
 
@@ -226,3 +228,43 @@ def test_a_reverse_model_goes_with_its_data_and_a_checkpoint(multi30k, checkpoin
         aer_main(["--path", str(checkpoint), "--data", str(multi30k / "bin"), "--reverse-path", str(checkpoint), *gold])
     assert "--reverse-path and --reverse-data go together" in str(stopped.value)
     assert not any(tmp_path.iterdir())
+
+
+def diagonal_alignments(folder: Path) -> Path:
+    """The diagonal's links of the Hansards gold sentences, as an alignment file (0-based)."""
+    english, french = read_lines(folder / "dev.e"), read_lines(folder / "dev.f")
+    path = folder.parent / "diagonal.align"
+    lines = [pharaoh_line({(e - 1, f - 1) for e, f in diagonal_links(len(en.split()), len(fr.split()))}) for en, fr in zip(english, french)]
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def test_the_gold_standard_is_downloaded_into_an_empty_folder_and_read_from_a_full_one(tmp_path, capsys):
+    """--download-gold from a mirror on this machine: the official files, byte for byte, and the
+    same AER as from the folder that held them; a folder that holds them downloads nothing."""
+    shared = Path(SHARED_DATA) / "alignment-gold"
+    diagonal = ["--alignments", str(diagonal_alignments(shared)), "--name", "diagonal"]
+    aer_main([*diagonal, "--gold", str(shared), "--out", str(tmp_path / "local")])
+    with http_mirror(shared, "gold") as url:
+        aer_main([*diagonal, "--gold", str(tmp_path / "gold"), "--download-gold", "--gold-mirror", url, "--out", str(tmp_path / "fetched")])
+    assert all((tmp_path / "gold" / name).read_bytes() == (shared / name).read_bytes() for name in alignment_gold.FILES)
+    assert sorted(path.name for path in (tmp_path / "gold").iterdir()) == sorted(alignment_gold.FILES)
+    assert (tmp_path / "fetched" / "aer.json").read_text() == (tmp_path / "local" / "aer.json").read_text()
+    assert capsys.readouterr().out.count("| downloading") == len(alignment_gold.FILES)
+    aer_main([*diagonal, "--gold", str(tmp_path / "gold"), "--download-gold", "--gold-mirror", "http://127.0.0.1:9/none"])
+    assert "| downloading" not in capsys.readouterr().out
+
+
+def test_a_download_that_fails_or_differs_leaves_no_gold_file_and_says_so_in_one_line(tmp_path):
+    shared = Path(SHARED_DATA) / "alignment-gold"
+    tampered = tmp_path / "tampered"
+    shutil.copytree(shared, tampered)
+    (tampered / "dev.wa.nonullalign").write_text("1 1 1 S\n")
+    diagonal = ["--alignments", str(diagonal_alignments(shared)), "--gold", str(tmp_path / "gold"), "--download-gold"]
+    with http_mirror(tampered, "gold") as url:
+        differs = aer_error([*diagonal, "--gold-mirror", url])
+        missing = aer_error([*diagonal[:2], "--gold", str(tmp_path / "other"), "--download-gold", "--gold-mirror", url + "/none"])
+    assert "dev.wa.nonullalign" in differs and "SHA-256 differs" in differs
+    assert sorted(path.name for path in (tmp_path / "gold").iterdir()) == ["dev.e", "dev.f"]  # a rerun fetches the rest
+    assert "downloading" in missing and "dev.e" in missing and "--gold a folder that holds" in missing
+    assert not (tmp_path / "other").exists() or not list((tmp_path / "other").iterdir())

@@ -1,9 +1,7 @@
 """The data pipelines on slices of the real corpora in ../shared/data (copied, never written)."""
 
-import functools
 import gzip
 import hashlib
-import http.server
 import io
 import json
 import os
@@ -12,7 +10,6 @@ import signal
 import subprocess
 import sys
 import tarfile
-import threading
 import unicodedata
 from collections import Counter
 from pathlib import Path
@@ -20,7 +17,7 @@ from typing import Iterator
 
 import pytest
 import torch
-from conftest import REPO, SHARED_DATA, TINY, assert_one_line_error, fairseq_train, run
+from conftest import REPO, SHARED_DATA, TINY, assert_one_line_error, fairseq_train, http_mirror, run
 from fairseq.data import data_utils
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
@@ -258,19 +255,8 @@ def wmt14_archives(tmp_path_factory) -> tuple[Path, dict[str, tuple[list[str], l
 @pytest.fixture(scope="module")
 def mirror(wmt14_archives) -> Iterator[str]:
     """An HTTP server on this machine serving the archives, as a mirror of the official hosts."""
-    handler = functools.partial(QuietHandler, directory=str(wmt14_archives[0]))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/wmt"
-    server.shutdown()
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def translate_path(self, path: str) -> str:  # the mirror's folder is /wmt
-        return super().translate_path(path.removeprefix("/wmt"))
-
-    def log_message(self, *args) -> None:
-        pass
+    with http_mirror(wmt14_archives[0], "wmt") as url:
+        yield url
 
 
 def test_wmt14_downloads_the_official_archives_or_reads_them_from_a_local_folder(tmp_path, wmt14_archives, mirror):

@@ -117,7 +117,14 @@ def quickstart_sandbox(root: Path) -> Path:
     (root / "scripts" / "prepare_data.py").write_text("")
     shutil.copytree(REPO / "configs", root / "configs")
     (root / "rnnsearch_plugin").symlink_to(REPO / "rnnsearch_plugin")
-    for command in ("fairseq-generate", "rnnsearch-score", "fairseq-interactive", "rnnsearch-evaluate", "rnnsearch-heatmaps"):
+    for command in (
+        "fairseq-generate",
+        "rnnsearch-score",
+        "fairseq-interactive",
+        "rnnsearch-evaluate",
+        "rnnsearch-heatmaps",
+        "rnnsearch-aer",
+    ):
         reads = "cat > /dev/null\n" if command == "fairseq-interactive" else ""  # its input, piped: read, not left to SIGPIPE
         (root / "shims" / command).write_text(f"#!/bin/sh\n{reads}echo S-0\n")
         (root / "shims" / command).chmod(0o755)

@@ -4,11 +4,12 @@ the scheme's model inside the folder; anything else is refused in one line, and 
 
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run
+from conftest import assert_one_line_error, run
 
 from rnnsearch_plugin import load
 
@@ -87,6 +88,31 @@ def test_a_manifest_naming_what_the_plugin_does_not_write_is_refused(shared, che
     edit_manifest(shared, **json.loads(json.dumps(entries).replace("{outside}", str(tmp_path / "outside.model"))))
     refused = refusal(checkpoint, shared)
     assert refused.startswith(f"{shared / 'manifest.json'}: ") and message in refused
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[" * 100_000 + "]" * 100_000, "is not a manifest (arrays or objects nested more than about"),
+        ('{"pairs": ' + "7" * 5_000 + "}", f"is not a manifest (an integer of more than {sys.get_int_max_str_digits():,} digits)"),
+        ("pairs: 3", "is not a manifest (Expecting value at line 1 column 1)"),
+        (None, "cannot be read (Is a directory)"),  # a folder named manifest.json
+    ],
+    ids=["nested 100,000 deep", "a 5,000-digit number", "not JSON", "a folder"],
+)
+def test_a_manifest_python_cannot_read_is_refused_in_one_line(shared, checkpoint, text, message):
+    """What Python's JSON parser or the file system raise (RecursionError, the int-string limit's
+    ValueError, IsADirectoryError) is the one-line refusal of ``load`` and rnnsearch-serve."""
+    path = shared / "manifest.json"
+    path.unlink()
+    if text is None:
+        path.mkdir()
+    else:
+        path.write_text(text)
+    refused = refusal(checkpoint, shared)
+    assert refused.startswith(f"{path} ") and message in refused and refused.endswith("prepare the data again (scripts/prepare_data.py)")
+    served = run("rnnsearch-serve", "--path", str(checkpoint), "--data", str(shared / "bin"), "--port", "0", check=False)
+    assert_one_line_error(served, f"rnnsearch-serve: error: {refused}")
 
 
 def test_a_copied_folder_loads_its_own_subword_model(shared, checkpoint, hub):

@@ -5,7 +5,6 @@ scheme, the scheme's model a file inside the folder); anything else, such as a `
 code fairseq would import, is refused in one line (``UserInputError``) before anything loads.
 """
 
-import json
 import re
 from itertools import chain
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any, Optional
 
 from ..arguments import shown
 from ..errors import UserInputError
+from ..json_input import InvalidJSON, parse_json
 
 MANIFEST = "manifest.json"  # beside the binarized folder, in the folder prepare_data.py made
 LANGUAGE = re.compile(r"\w+")  # a language code, as fairseq's file names hold it ({split}.{src}-{tgt}...)
@@ -28,8 +28,10 @@ def read_manifest(data: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        recorded = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        recorded = parse_json(path.read_text(encoding="utf-8"))
+    except OSError as error:  # a folder, or a file this user may not read
+        raise UserInputError(f"{path} cannot be read ({error.strerror}): prepare the data again (scripts/prepare_data.py)") from None
+    except (UnicodeDecodeError, InvalidJSON) as error:
         raise UserInputError(f"{path} is not a manifest ({error}): prepare the data again (scripts/prepare_data.py)") from None
     if not isinstance(recorded, dict):
         raise UserInputError(f"{path} is not a manifest (a JSON object): prepare the data again (scripts/prepare_data.py)")

@@ -7,13 +7,13 @@ one-line message and the HTTP status that fits (400 a malformed request, 408 one
 """
 
 import json
-import sys
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable, Mapping, Optional
 
 import torch
 
 from .. import arguments
+from ..json_input import InvalidJSON, parse_json
 from .translator import ScoreItem, TranslateItem
 
 
@@ -62,8 +62,8 @@ SCORE_FIELDS = {"pairs", "alignment", "pieces"}
 
 
 def parse_body(body: bytes) -> dict[str, Any]:
-    """The request's JSON object, or RequestError(400) naming what is wrong with the body (one
-    nested deeper than Python's recursion limit included)."""
+    """The request's JSON object, or RequestError(400) naming what is wrong with the body (JSON
+    nested too deep or an integer too long included: ``parse_json``)."""
     if not body.strip():
         raise RequestError(400, 'empty request body: send a JSON object such as {"sentences": ["A dog runs."]}')
     try:
@@ -71,19 +71,9 @@ def parse_body(body: bytes) -> dict[str, Any]:
     except UnicodeDecodeError as error:
         raise RequestError(400, f"the request body is not UTF-8 (byte {error.start}): send JSON encoded as UTF-8") from None
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise RequestError(400, f"invalid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
-    except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits()): the client's input
-        raise RequestError(
-            400, f"invalid JSON: an integer of more than {sys.get_int_max_str_digits():,} digits, which no field takes"
-        ) from None
-    except RecursionError:  # Python's parser recurses once per [ or {: a malformed request, not a failure
-        raise RequestError(
-            400,
-            f"invalid JSON: nested more than about {sys.getrecursionlimit():,} levels deep "
-            '(arrays or objects within each other): send an object such as {"sentences": [...]}',
-        ) from None
+        value = parse_json(text)
+    except InvalidJSON as error:
+        raise RequestError(400, f'invalid JSON: {error}: send a JSON object such as {{"sentences": ["A dog runs."]}}') from None
     if not isinstance(value, dict):
         raise RequestError(400, f"expected a JSON object, got {type(value).__name__}")
     return value

@@ -13,11 +13,17 @@ no Origin and are answered.
 """
 
 import ipaddress
+import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional
-from urllib.parse import urlsplit
 
 from .requests import RequestError
+
+# A Host header as HTTP defines it, host[:port]: a name or an IPv4 address (labels of letters, digits,
+# - and _, joined by dots), or an IPv6 address in brackets, and an optional port. Nothing else, so
+# that no userinfo ("evil.example@127.0.0.1"), path or space hides another name in it.
+HOST = re.compile(r"(?:(?P<name>[\w-]+(?:\.[\w-]+)*)|\[(?P<ipv6>[0-9A-Fa-f:.]+)\])(?::(?P<port>[0-9]{1,5}))?", re.ASCII)
+MALFORMED = "send host[:port]: a name, an IPv4 address or an IPv6 address in brackets, and an optional port"
 
 
 def is_address(name: str) -> bool:
@@ -29,14 +35,24 @@ def is_address(name: str) -> bool:
 
 
 def hostname(host: str) -> Optional[str]:
-    """The name or address of a Host header ("[::1]:8000" -> "::1"), --host or --allowed-host
-    value (an IPv6 address without brackets, too), lower-case; None if it has none."""
-    if is_address(host.strip()):
-        return host.strip().lower()
-    try:
-        return urlsplit(f"//{host.strip()}").hostname or None
-    except ValueError:  # an unclosed [ of an IPv6 address
+    """The name or address of a Host header ("[::1]:8000" -> "::1"), lower-case, an address as
+    Python writes it; None where the header is not host[:port] (``HOST``), or its port not one."""
+    match = HOST.fullmatch(host)
+    if match is None or int(match["port"] or 0) > 65535:
         return None
+    if match["ipv6"] is None:
+        return match["name"].lower()
+    try:
+        return str(ipaddress.IPv6Address(match["ipv6"]))
+    except ValueError:
+        return None
+
+
+def configured_name(value: str) -> Optional[str]:
+    """The name or address of a --host or --allowed-host value: host[:port] as a Host names it,
+    or an IPv6 address without brackets; None if it is neither."""
+    value = value.strip()
+    return str(ipaddress.ip_address(value)) if is_address(value) else hostname(value)
 
 
 @dataclass(frozen=True)
@@ -50,16 +66,20 @@ class AllowedHosts:
     def listening(cls, host: str, address: str, others: Iterable[str]) -> "AllowedHosts":
         """The hosts of a server started with ``--host host`` and bound to ``address``, and ``others`` (--allowed-host)."""
         bound = ipaddress.ip_address(address)
-        names = {hostname(name) for name in (host, address, *others)} | ({"localhost"} if bound.is_loopback else set())
+        names = {configured_name(name) for name in (host, address, *others)} | ({"localhost"} if bound.is_loopback else set())
         return cls(frozenset(name for name in names if name is not None), bound.is_unspecified)
 
-    def allows(self, name: Optional[str]) -> bool:
-        return name is not None and (name in self.names or (self.any_address and is_address(name)))
+    def allows(self, name: str) -> bool:
+        return name in self.names or (self.any_address and is_address(name))
 
     def refusal(self, headers: Mapping[str, str]) -> Optional[RequestError]:
-        """Why a request with these headers is refused (400 a foreign Host, 403 another site's page), or None."""
+        """Why a request with these headers is refused (400 a malformed or foreign Host, 403 another
+        site's page), or None."""
         host = headers.get("host", "")
-        if not self.allows(hostname(host)):
+        name = hostname(host)
+        if name is None:
+            return RequestError(400, f"Host {host!r} is malformed: {MALFORMED}")
+        if not self.allows(name):
             listed = ", ".join(sorted(self.names)) + (", any IP address of this machine" if self.any_address else "")
             return RequestError(
                 400, f"Host {host!r} is not a name this server answers to ({listed}): start it with --allowed-host NAME to add one"

@@ -630,6 +630,32 @@ def test_foreign_hosts_and_other_sites_pages_are_refused_and_the_pages_own_reque
             assert f"only the server's own page (http://127.0.0.1:{port}/)" in answer["error"]
 
 
+MALFORMED_HOSTS = ["evil.example@127.0.0.1:8000", "127.0.0.1:8000/evil", "127.0.0.1 :8000", "127.0.0.1:80a", "127.0.0.1:99999"]
+MALFORMED_HOSTS += ["127.0.0.1:", "http://127.0.0.1", "::1", "[::1]x", "[127.0.0.1]", "[::1", "", "127.0.0.1\n"]
+
+
+def test_a_host_that_is_not_host_and_port_is_malformed(server):
+    """A Host is host[:port] (a name, an IPv4 address or a bracketed IPv6 one, and a numeric port):
+    anything else is refused as malformed, even where the address it holds is one the server
+    answers to (a server on every address answers to every one), while the same address sent as
+    host[:port] is answered."""
+    everywhere = AllowedHosts.listening("0.0.0.0", "0.0.0.0", ["my_proxy.example"])
+    for host in MALFORMED_HOSTS:
+        refused = everywhere.refusal({"host": host})
+        assert refused is not None and refused.status == 400, host
+        assert (
+            str(refused)
+            == f"Host {host!r} is malformed: send host[:port]: a name, an IPv4 address or an IPv6 address in brackets, and an optional port"
+        )
+    answered = ["127.0.0.1", "127.0.0.1:8000", "[::1]:8000", "[0:0::1]", "[::FFFF:127.0.0.1]:80", "My_Proxy.example:65535"]
+    assert [everywhere.refusal({"host": host}) for host in answered] == [None] * len(answered)
+    assert AllowedHosts.listening("::1", "::1", []).refusal({"host": "[0:0:0:0:0:0:0:1]:8000"}) is None  # the same address, written out
+    port = urlsplit(server).port
+    for host, status in ((f"evil.example@127.0.0.1:{port}", 400), (f"127.0.0.1:{port}/evil", 400), (f"127.0.0.1:{port}", 200)):
+        got, answer = ask(server, "health", None, {"Host": host})
+        assert got == status and (answer.get("error", "").startswith(f"Host {host!r} is malformed") or status == 200), (host, answer)
+
+
 def test_the_allowed_hosts_are_the_names_the_server_listens_as_and_those_added():
     everywhere = AllowedHosts.listening("0.0.0.0", "0.0.0.0", ["Translate.Example:8000"])
     assert everywhere.names == {"0.0.0.0", "translate.example"}

@@ -44,6 +44,7 @@ from fairseq.hub_utils import GeneratorHubInterface
 from . import arguments, fairseq_fixes
 from .alignment_options import returning_attention
 from .arguments import shown
+from .blank import is_blank
 from .data.manifest import data_pair, subword_options
 from .data.schemes import BPE, SPM, WORD
 from .errors import UserInputError
@@ -204,9 +205,9 @@ class RNNSearchHubInterface(GeneratorHubInterface):
     with forced decoding: ``score`` and ``align`` of given sentence pairs. ``translate(...,
     unkpen=math.inf)`` forbids <unk> in the search (Table 1's "No UNK" setting). A sentence
     longer than the source limit is truncated with a warning, as in fairseq-interactive. An empty
-    or blank sentence is translated, without running the model, into the empty translation
-    (score 0, no alignment: ``fairseq_fixes/empty_source.py``); ``score`` and ``align`` of a
-    given target still ask the model."""
+    or blank sentence (no visible character: ``blank.py``) is translated, without running the
+    model, into the empty translation (score 0, no alignment: ``fairseq_fixes/empty_source.py``);
+    ``score`` and ``align`` of a given target still ask the model."""
 
     def sample(self, sentences: Union[str, list[str]], beam: int = 1, verbose: bool = False, **kwargs: Any) -> Any:  # type: ignore[override]
         """fairseq's ``sample`` (``translate``'s), each sentence checked first; one string, one result."""
@@ -227,7 +228,10 @@ class RNNSearchHubInterface(GeneratorHubInterface):
             return super().generate(tokenized_sentences, beam, *args, **kwargs)
 
     def encode(self, sentence: str) -> torch.LongTensor:
-        tokens = super().encode(arguments.text(sentence, "sentence"))
+        """The source tokens of ``sentence``, truncated to the source limit; a blank sentence
+        (``blank.is_blank``: no visible character) is the empty one, </s> alone."""
+        sentence = arguments.text(sentence, "sentence")
+        tokens = super().encode("" if is_blank(sentence) else sentence)
         limit = source_limit(self.max_positions)
         if limit is not None and len(tokens) > limit:
             warn_truncated(sentence, len(tokens), limit)

@@ -32,6 +32,7 @@ import numpy as np
 from ..alignment_options import ALIGNED_BY
 from ..analysis.corpus_alignment import CHUNK, EXTRACTIONS, LinkRule, PairAlignment, align_corpus
 from ..analysis.links import SYMMETRISATIONS, pharaoh_line
+from ..blank import is_blank
 from ..data.textio import DataError, ResumableLines, counted, stream_lines
 from ..hub import USER_ERRORS, RNNSearchHubInterface, load
 
@@ -44,16 +45,19 @@ SOFT_FORMAT = (
 
 
 def check_inputs(source: Path, target: Path) -> int:
-    """The number of pairs; DataError (one line) for a missing or non-UTF-8 file, an empty line
-    or different line counts."""
+    """The number of pairs; DataError (one line) for a missing or non-UTF-8 file, a blank line
+    (``blank.is_blank``: no visible character) or different line counts."""
     counts = []
     for path in (source, target):
         if not path.is_file():
             raise DataError(f"{path} does not exist")
         count = 0
         for count, line in enumerate(stream_lines(path), 1):
-            if not line.split():
-                raise DataError(f"{path}:{count} is empty: every pair needs words on both sides; remove that line from both files")
+            if is_blank(line):
+                raise DataError(
+                    f"{path}:{count} is blank (no visible character): every pair needs words on both sides; "
+                    "remove that line from both files"
+                )
         counts.append(count)
     if counts[0] != counts[1]:
         raise DataError(

@@ -2,7 +2,7 @@
 
 fairseq's beam search and sampling run the model on any source, and a source that is only
 ``</s>`` (an empty or blank line, in fairseq-interactive, in the Python API, in the server, or an
-empty line of a binarized test set) still gets a fluent hypothesis that the decoder's language
+empty line of a binarized test set; blank: no visible character, ``blank.py``) still gets a fluent hypothesis that the decoder's language
 model makes up from nothing: the Multi30k model answered "Plusieurs filles en train de jouer à
 l'intérieur d'une petite fille." to "". Nothing was said, so the only right translation is the
 empty one, and it is certain.

@@ -9,7 +9,9 @@ after it. ``install`` (active only inside fairseq-interactive, run as the consol
   the line, instead of a crash inside the BPE;
 - ``make_batches`` truncates a line longer than the model's source limit
   (``--max-source-positions``, counted in BPE tokens with the closing </s>) to its first
-  tokens, with a warning, instead of fairseq's "Size of sample is invalid" error.
+  tokens, with a warning, instead of fairseq's "Size of sample is invalid" error, and reads a
+  blank line (no visible character: ``blank.py``) as the empty sentence, which has the empty
+  translation.
 
 The limit and its warning are the plugin's own (``truncation.py``), shared with the Python API and rnnsearch-serve.
 Delete ``install`` once fairseq-interactive reads and truncates lines this way itself (0.12.x
@@ -23,6 +25,7 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any, Callable, Optional
 
+from ..blank import is_blank
 from ..truncation import source_limit, warn_truncated
 from .patching import wrap_once
 
@@ -63,6 +66,8 @@ def truncating_long_lines(make_batches: MakeBatches) -> MakeBatches:
         limit = source_limit(max_positions)
 
         def encode_within_limit(line: str) -> str:
+            if is_blank(line):
+                return ""  # the empty sentence, whose translation is the empty one
             tokens = encode_fn(line).split()
             if limit is not None and len(tokens) + 1 > limit:  # + </s>
                 warn_truncated(line, len(tokens) + 1, limit)

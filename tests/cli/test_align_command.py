@@ -148,7 +148,7 @@ def test_a_pair_longer_than_the_model_accepts_is_reported_by_line_and_gets_no_li
 
 
 @pytest.mark.parametrize(
-    "case", ["line counts", "empty line", "invalid utf-8", "out folder", "out under a file", "rnnencdec", "reverse pair"]
+    "case", ["line counts", "empty line", "invisible line", "invalid utf-8", "out folder", "out under a file", "rnnencdec", "reverse pair"]
 )
 def test_bad_input_is_refused_in_one_line_and_nothing_is_written(case, multi30k, checkpoint, rnnencdec_checkpoint, tmp_path):
     """Each refused before any work: an --out that is a folder would fail only when the finished
@@ -158,7 +158,9 @@ def test_bad_input_is_refused_in_one_line_and_nothing_is_written(case, multi30k,
     if case == "line counts":
         targets, expected = targets[:2], "pairs.src has 3 lines and"
     elif case == "empty line":
-        sources[1], expected = " ", "pairs.src:2 is empty: every pair needs words on both sides"
+        sources[1], expected = " ", "pairs.src:2 is blank (no visible character): every pair needs words on both sides"
+    elif case == "invisible line":  # a zero-width space, a direction override and an accent with no letter
+        targets[2], expected = "\u200b \u202e \u0301", "pairs.tgt:3 is blank (no visible character): every pair needs words"
     elif case == "invalid utf-8":  # the bad byte on line 2, after a first line longer than a decoding buffer (8 KiB)
         sources[0], sources[1] = " ".join([sources[0]] * 200), "caf\udce9 " + sources[1]
         expected = f"pairs.src is not valid UTF-8 on line 2 (invalid continuation byte at byte {len(sources[0].encode()) + 1 + 3})"

@@ -4,7 +4,12 @@
 import pytest
 from conftest import fairseq_decode, interactive, lines_of, run
 
+from rnnsearch_plugin.blank import is_blank
+
 SENTENCES = ["", "   ", "A dog runs in the snow .", "\t"]
+# no visible character: zero-width space and joiner, direction marks, a right-to-left override, a byte
+# order mark, an accent alone, an ideographic space and a line separator, all together
+INVISIBLE = ["\u200b", "\u200d\u200e\u200f", "\u202e", "\ufeff", "\u0301", "\u3000\u2028", "\u200b \u202e\u0301\t"]
 
 
 def test_api_translates_an_empty_source_into_the_empty_translation(hub):
@@ -23,6 +28,23 @@ def test_api_translates_an_empty_source_into_the_empty_translation(hub):
     assert hub.generate(tokens[:2], beam=2, print_alignment="hard")[0][0]["alignment"].numel() == 0
     alignment = hub.align("  ")
     assert alignment.weights.shape == (0, 0) and alignment.source_tokens == alignment.target_tokens == []
+
+
+def test_a_sentence_with_no_visible_character_is_blank_in_the_api(hub):
+    """Each is encoded as the empty sentence and translated into "", where the subword model reads
+    some as pieces the model made a sentence of ("Une femme une."); a visible sentence with such
+    characters in it is not blank."""
+    assert all(is_blank(sentence) for sentence in INVISIBLE) and not any(is_blank(s) for s in ("\u200ba", "\u0301e", "\ue000", "."))
+    assert [hub.encode(sentence).tolist() for sentence in INVISIBLE] == [hub.encode("").tolist()] * len(INVISIBLE)
+    assert hub.translate(INVISIBLE, beam=2) == [""] * len(INVISIBLE)
+    assert hub.translate(INVISIBLE[2], beam=2) == "" and hub.align(INVISIBLE[4]).weights.shape == (0, 0)
+
+
+def test_interactive_gives_a_line_with_no_visible_character_the_empty_translation(multi30k, checkpoint):
+    sentence = "A dog runs in the snow ."
+    both = interactive(multi30k, checkpoint, "".join(line + "\n" for line in [sentence, *INVISIBLE])).stdout
+    alone = interactive(multi30k, checkpoint, sentence + "\n").stdout
+    assert lines_of(both, "H") == {"0": lines_of(alone, "H")["0"], **{str(index): "0.0\t" for index in range(1, len(INVISIBLE) + 1)}}
 
 
 def test_interactive_gives_an_empty_line_an_empty_translation(multi30k, checkpoint):

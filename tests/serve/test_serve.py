@@ -267,10 +267,13 @@ def test_bad_requests_get_a_json_error_and_the_server_goes_on(server, path, body
 
 
 def test_empty_sentences_get_the_empty_translation(server, hub, sentences):
-    status, answer = call(server, "translate", {"sentences": ["", sentences[0], " \t "], "beam": 4, "nbest": 2})
+    """Empty, whitespace, and no visible character (a direction override, an accent alone) alike."""
+    request = {"sentences": ["", sentences[0], " \t ", "\u202e\u0301"], "beam": 4, "nbest": 2}
+    status, answer = call(server, "translate", request)
+    blanks = [answer["translations"][index] for index in (0, 2, 3)]
     empty = {"translation": "", "score": 0.0, "tokens": [], "alignment": {"source": [], "target": [], "weights": [], "by": "attention"}}
-    assert status == 200 and [t["hypotheses"] for t in answer["translations"][::2]] == [[empty], [empty]]
-    assert [t["source_tokens"] for t in answer["translations"][::2]] == [[], []]
+    assert status == 200 and [t["hypotheses"] for t in blanks] == [[empty]] * 3
+    assert [t["source_tokens"] for t in blanks] == [[]] * 3
     assert same_hypotheses(answer["translations"][1]["hypotheses"], best(hub, sentences[0], 4, 2))
 
 

@@ -349,7 +349,8 @@ class RNNSearchHubInterface(GeneratorHubInterface):
         (``analysis/corpus_alignment.py``): links by ``links`` ("argmax" or "threshold") and, with
         ``reverse`` (a model of the other direction), the ``symmetrisation`` of both directions
         ("intersect", "union" or "grow-diag-final-and", the default with a reverse model). One pair
-        of strings is one pair; sides of different lengths end in a ValueError (``paired``)."""
+        of strings is one pair; sides of different lengths end in a ValueError (``paired``), and
+        an input that fails in its error, each after the pairs read before it."""
         from .analysis.corpus_alignment import LinkRule, align_corpus
 
         if reverse is not None and not isinstance(reverse, RNNSearchHubInterface):

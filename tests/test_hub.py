@@ -1,8 +1,10 @@
 """The Python API (``hub.py``) on the session's tiny checkpoint: translations, forced decoding and
 alignments, each against another route to the same numbers."""
 
+import itertools
 import math
 import re
+from collections.abc import Iterator
 
 import pytest
 import torch
@@ -11,7 +13,9 @@ from matplotlib.image import imread
 
 from rnnsearch_plugin import load
 from rnnsearch_plugin.analysis.alignment import parse_soft_alignments
+from rnnsearch_plugin.analysis.corpus_alignment import align_corpus
 from rnnsearch_plugin.data.textio import read_lines
+from rnnsearch_plugin.hub import paired
 
 
 def test_python_api_loads_the_checkpoint_and_translates(multi30k, checkpoint):
@@ -183,6 +187,33 @@ def test_score_and_align_corpus_lose_no_pair_to_sides_of_different_lengths(hub):
         hub.score(["A dog .", "A cat ."], ["Un chien ."])
     with pytest.raises(TypeError, match="^sources and targets must both be strings"):
         hub.score("A dog .", ["Un chien ."])
+
+
+def test_align_corpus_yields_every_pair_read_before_its_input_fails(hub):
+    """Pairs are read a chunk of 1,000 at a time: an input that fails within the first chunk (a
+    source stream that raises after 300 pairs, targets that end after 250) still gets its pairs
+    read before the failure aligned, as aligning those pairs alone aligns them, then the error; so
+    it does in chunks of 100 (the failure at the end of a chunk, and within one)."""
+    sources = [f"A dog runs {'very ' * (n % 7)}fast ." for n in range(400)]
+    targets = [f"Un chien court {'très ' * (n % 5)}vite ." for n in range(400)]
+
+    def failing_sources() -> Iterator[str]:
+        yield from sources[:300]
+        raise OSError("the disk went away")
+
+    routes = [hub.align_corpus, lambda s, t: align_corpus(hub, *paired(s, t)[:2], chunk=100)]  # the API; chunks of 100
+    failures = [
+        (failing_sources, lambda: iter(targets), 300, "the disk went away"),
+        (lambda: iter(sources), lambda: iter(targets[:250]), 250, "targets ended after 250 sentences, but sources goes on"),
+    ]
+    for route, (given_sources, given_targets, read, error) in itertools.product(routes, failures):
+        delivered = []
+        with pytest.raises((OSError, ValueError), match=error):
+            for pair in route(given_sources(), given_targets()):
+                delivered.append(pair)
+        alone = list(hub.align_corpus(sources[:read], targets[:read]))
+        assert [(pair.line, pair.links) for pair in delivered] == [(pair.line, pair.links) for pair in alone]
+        assert [pair.line for pair in delivered] == list(range(1, read + 1))
 
 
 def test_one_pair_of_strings_is_one_pair(hub):

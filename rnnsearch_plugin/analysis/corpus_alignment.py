@@ -42,6 +42,7 @@ class ForcedAligner(Protocol):
 
 EXTRACTIONS = ("argmax", "threshold")
 CHUNK = 1000  # pairs force-decoded and written at a time
+WordPair = tuple[list[str], list[str]]  # the words of a source line and of its target line
 
 
 @dataclass
@@ -96,7 +97,7 @@ def too_long(model: ForcedAligner, source_pieces: int, target_pieces: int) -> Op
     return None
 
 
-def word_weights(model: ForcedAligner, pairs: list[tuple[list[str], list[str]]]) -> list[np.ndarray | str]:
+def word_weights(model: ForcedAligner, pairs: list[WordPair]) -> list[np.ndarray | str]:
     """T' x S' word weights of each (source words, target words) pair, or why it was skipped.
     Pairs are force-decoded in order of length, so that a batch holds little padding."""
     encoded = [(model.encode_words(source, target=False), model.encode_words(target, target=True)) for source, target in pairs]
@@ -121,7 +122,7 @@ def align_chunk(
     reverse: Optional[ForcedAligner],
     rule: LinkRule,
     first_line: int,
-    pairs: list[tuple[list[str], list[str]]],
+    pairs: list[WordPair],
 ) -> list[PairAlignment]:
     forward = word_weights(model, pairs)
     backward = word_weights(reverse, [(target, source) for source, target in pairs]) if reverse else [None] * len(pairs)
@@ -146,10 +147,28 @@ def align_corpus(
 ) -> Iterator[PairAlignment]:
     """The alignment of every (source, target) line pair, in order, ``chunk`` pairs force-decoded
     at a time; ``first_line`` numbers the first pair (a resumed run). ``reverse``: a model of the
-    other direction, whose links ``rule.symmetrisation`` combines with this model's."""
+    other direction, whose links ``rule.symmetrisation`` combines with this model's. Where reading
+    ``sources`` or ``targets`` fails, every pair read before is yielded, then the error raised."""
     if (reverse is None) != (rule.symmetrisation is None):
         raise ValueError("a symmetrisation needs a model of the other direction, and a reverse model a symmetrisation")
     lines = zip(sources, targets)
-    while pairs := [(source.split(), target.split()) for source, target in islice(lines, chunk)]:
+    while True:
+        pairs, failure = read_pairs(lines, chunk)
         yield from align_chunk(model, reverse, rule, first_line, pairs)
+        if failure is not None:
+            raise failure
+        if len(pairs) < chunk:
+            return
         first_line += len(pairs)
+
+
+def read_pairs(lines: Iterator[tuple[str, str]], count: int) -> tuple[list[WordPair], Optional[Exception]]:
+    """Up to ``count`` (source, target) lines of ``lines`` split into words, and the error that
+    stopped the reading, if one did: the pairs read before it are aligned all the same."""
+    pairs: list[WordPair] = []
+    try:
+        for source, target in islice(lines, count):
+            pairs.append((source.split(), target.split()))
+    except Exception as error:  # the inputs' own failure (a file that cannot be read, sides of different lengths)
+        return pairs, error
+    return pairs, None

@@ -15,7 +15,9 @@ alignments too, as JSON lines (``SOFT_FORMAT``).
 
 A pair longer than a model accepts gets an empty line and is reported by line number. The
 output appears under its name only when complete (FILE.part until then); a run interrupted and
-started again with the same inputs and options resumes after the last pair it wrote.
+started again with the same inputs and options resumes after the last pair it wrote. An input
+that fails while it is read (changed after the check: cut short, or bytes that are not UTF-8)
+stops the run in one line, FILE.part keeping the pairs aligned before.
 """
 
 import argparse
@@ -24,8 +26,9 @@ import logging
 import os
 import sys
 import time
+from itertools import islice
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 import numpy as np
 
@@ -190,23 +193,42 @@ def write_alignments(
     done: int,
     total: int,
 ) -> list[int]:
-    """Align the pairs after line ``done``, writing each chunk as it is done; the skipped lines."""
-    sources = (line for number, line in enumerate(stream_lines(args.source)) if number >= done)
-    targets = (line for number, line in enumerate(stream_lines(args.target)) if number >= done)
-    skipped, rows, start = [], [], time.perf_counter()
+    """Align the pairs after line ``done``, writing each chunk as it is done; the skipped lines.
+    Stopped (Ctrl-C, or an input that fails to read), it writes the pairs aligned so far to the
+    ``.part`` files, which keep their names, and exits with one line saying so."""
+    sources, targets = lines_after(args.source, done, total), lines_after(args.target, done, total)
+    skipped, rows, aligned, start = [], [], done, time.perf_counter()
     try:
         for pair in align_corpus(model, sources, targets, reverse, rule, first_line=done + 1):
             if pair.skipped is not None:
                 logger.warning(f"line {pair.line}: no links, {pair.skipped}")
                 skipped.append(pair.line)
             rows.append([pharaoh_line(pair.links)] + ([soft_line(pair)] if args.soft else []))
+            aligned = pair.line
             if len(rows) == CHUNK or pair.line == total:
                 output.write(rows)
                 rows = []
                 logger.info(f"aligned {pair.line:,} of {total:,} pairs ({(pair.line - done) / (time.perf_counter() - start):.1f} pairs/s)")
-    except KeyboardInterrupt:
-        if rows:
-            output.write(rows)
+    except (KeyboardInterrupt, *USER_ERRORS) as error:
+        output.write(rows)
         output.close()
-        sys.exit(f"rnnsearch-align: interrupted; {output.parts[0]} holds the pairs done: run the same command again to resume")
+        sys.exit(stopped(error, output.parts[0], aligned))
     return skipped
+
+
+def lines_after(path: Path, done: int, total: int) -> Iterator[str]:
+    """Lines ``done`` + 1 to ``total`` of ``path`` (those ``check_inputs`` counted); DataError where
+    the file ends before (it was cut short during the run)."""
+    count = 0
+    for count, line in enumerate(islice(stream_lines(path), total), 1):
+        if count > done:
+            yield line
+    if count < total:
+        raise DataError(f"{path} changed during the run: it now ends after {count:,} lines, where it had {total:,} when the run began")
+
+
+def stopped(error: BaseException, part: Path, aligned: int) -> str:
+    """The line rnnsearch-align exits with when ``error`` stopped it, ``part`` holding the first ``aligned`` pairs."""
+    if isinstance(error, KeyboardInterrupt):
+        return f"rnnsearch-align: interrupted; {part} holds the pairs done: run the same command again to resume"
+    return f"rnnsearch-align: error: {error} ({part} keeps the {aligned:,} pairs aligned before it; it is not the whole output)"

@@ -128,6 +128,36 @@ def test_an_interrupted_run_resumes_after_the_last_pair_it_wrote(multi30k, check
     assert (tmp_path / "soft").read_text().count("\n") == 6 and not list(tmp_path.glob("*.json"))
 
 
+@pytest.mark.parametrize("change", ["target cut short", "source not utf-8"])
+def test_an_input_that_fails_while_it_is_read_keeps_the_pairs_before_in_the_part_file(change, multi30k, checkpoint, tmp_path, monkeypatch):
+    """An input file that changes after the command checked it (here while the model loads): the
+    pairs aligned before the failure are written to the .part file, as the whole run writes them,
+    which keeps its name, and the command stops in one line saying so; no --out appears."""
+    sources, targets = first_pairs(multi30k, 400)
+    command = ["--path", str(checkpoint), "--data", str(multi30k / "bin"), *pairs_in(tmp_path, sources, targets)]
+    align_main([*command, "--out", str(tmp_path / "whole")])
+    source, target = tmp_path / "pairs.src", tmp_path / "pairs.tgt"
+    changed, lines, error, kept = {  # the file changed, its lines now, the error, the pairs aligned before it
+        "target cut short": (target, targets[:250], f"{target} changed during the run: it now ends after 250 lines, where it had 400", 250),
+        "source not utf-8": (source, [*sources[:300], "caf\udce9", *sources[301:]], f"{source} is not valid UTF-8 on line 301", 300),
+    }[change]
+    loaded = align_command.load
+
+    def load_then_change(*args):
+        model = loaded(*args)
+        changed.write_text("".join(line + "\n" for line in lines), encoding="utf-8", errors="surrogateescape")
+        return model
+
+    monkeypatch.setattr(align_command, "load", load_then_change)
+    out = tmp_path / "links"
+    with pytest.raises(SystemExit) as stopped:
+        align_main([*command, "--out", str(out)])
+    message = str(stopped.value.code)
+    assert message.startswith(f"rnnsearch-align: error: {error}") and "\n" not in message
+    assert message.endswith(f"({out}.part keeps the {kept:,} pairs aligned before it; it is not the whole output)")
+    assert not out.exists() and read_lines(tmp_path / "links.part") == read_lines(tmp_path / "whole")[:kept]
+
+
 def test_a_pair_longer_than_the_model_accepts_is_reported_by_line_and_gets_no_links(multi30k, checkpoint, tmp_path, capsys):
     sources, targets = first_pairs(multi30k, 3)
     sources[1] = " ".join(["chien"] * 1100)  # over --max-source-positions 1024

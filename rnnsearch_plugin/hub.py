@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import zip_longest
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 import torch
@@ -43,6 +43,7 @@ from fairseq.hub_utils import GeneratorHubInterface
 
 from . import arguments, fairseq_fixes
 from .alignment_options import returning_attention
+from .analysis.corpus_alignment import Forced, LinkRule, PairAlignment, align_corpus
 from .arguments import shown
 from .blank import is_blank
 from .data.manifest import data_pair, subword_options
@@ -51,17 +52,6 @@ from .errors import UserInputError
 from .fairseq_fixes.checkpoint_safety import RefusedCheckpointError
 from .fairseq_fixes.empty_source import empty_rows
 from .truncation import source_limit, warn_truncated
-
-if TYPE_CHECKING:
-    from .analysis.corpus_alignment import PairAlignment
-
-
-class Forced(NamedTuple):
-    """One pair's teacher-forced pass (``RNNSearchHubInterface.forced``)."""
-
-    scores: Optional[torch.Tensor]  # log p of each target token (T), None when not asked
-    alignment: Optional[torch.Tensor]  # T x S: the alignment head's a_ij, else the attention's alpha
-    attention: Optional[torch.Tensor]  # T x S: alpha (Eq. 6), None for RNNencdec
 
 
 def pair_rows(weights: Optional[torch.Tensor], row: int, length: int, source_mask: torch.Tensor) -> Optional[torch.Tensor]:
@@ -263,7 +253,7 @@ class RNNSearchHubInterface(GeneratorHubInterface):
         alignment head) or "attention"."""
         return self.models[0].aligned_by
 
-    def forced(self, sources: list[torch.Tensor], targets: list[torch.Tensor], scores: bool = True) -> list["Forced"]:
+    def forced(self, sources: list[torch.Tensor], targets: list[torch.Tensor], scores: bool = True) -> list[Forced]:
         """One teacher-forced pass of each (source, target) token pair, in one padded batch of up
         to 64 pairs at a time: for each pair the log-probability of every target token (T; None
         with ``scores=False``, which skips the output layer and its B x T x vocabulary tensors), its
@@ -344,15 +334,13 @@ class RNNSearchHubInterface(GeneratorHubInterface):
         links: str = "argmax",
         threshold: float = 0.3,
         symmetrisation: Optional[str] = None,
-    ) -> Iterator["PairAlignment"]:
+    ) -> Iterator[PairAlignment]:
         """Word alignments of every (source, target) pair of tokenised lines, streamed in order
         (``analysis/corpus_alignment.py``): links by ``links`` ("argmax" or "threshold") and, with
         ``reverse`` (a model of the other direction), the ``symmetrisation`` of both directions
         ("intersect", "union" or "grow-diag-final-and", the default with a reverse model). One pair
         of strings is one pair; sides of different lengths end in a ValueError (``paired``), and
         an input that fails in its error, each after the pairs read before it."""
-        from .analysis.corpus_alignment import LinkRule, align_corpus
-
         if reverse is not None and not isinstance(reverse, RNNSearchHubInterface):
             raise TypeError(f"reverse must be a model of the other direction (load), got {shown(reverse)}")
         arguments.fraction(threshold, "threshold")

@@ -18,7 +18,7 @@ pieces with </s>) is not truncated: it gets no links and is reported by its line
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
-from typing import TYPE_CHECKING, Any, Optional, Protocol
+from typing import Any, NamedTuple, Optional, Protocol
 
 import numpy as np
 import torch
@@ -26,8 +26,13 @@ import torch
 from .alignment import merge_groups
 from .links import SYMMETRISATIONS, Link, argmax_links, threshold_links
 
-if TYPE_CHECKING:
-    from ..hub import Forced
+
+class Forced(NamedTuple):
+    """One pair's teacher-forced pass (``RNNSearchHubInterface.forced``)."""
+
+    scores: Optional[torch.Tensor]  # log p of each target token (T), None when not asked
+    alignment: Optional[torch.Tensor]  # T x S: the alignment head's a_ij, else the attention's alpha
+    attention: Optional[torch.Tensor]  # T x S: alpha (Eq. 6), None for RNNencdec
 
 
 class ForcedAligner(Protocol):
@@ -37,7 +42,7 @@ class ForcedAligner(Protocol):
 
     def encode_words(self, words: list[str], target: bool = False) -> tuple[torch.Tensor, list[int]]: ...
 
-    def forced(self, sources: list[torch.Tensor], targets: list[torch.Tensor], scores: bool = True) -> list["Forced"]: ...
+    def forced(self, sources: list[torch.Tensor], targets: list[torch.Tensor], scores: bool = True) -> list[Forced]: ...
 
 
 EXTRACTIONS = ("argmax", "threshold")

@@ -19,7 +19,8 @@ from typing import Any, Hashable, Iterator, Optional
 import torch
 
 from ..analysis.alignment import merge_pieces
-from ..hub import Forced, RNNSearchHubInterface
+from ..analysis.corpus_alignment import Forced
+from ..hub import RNNSearchHubInterface
 
 DIGITS = 6  # the weights' decimals, as fairseq-generate --print-alignment soft prints them
 

@@ -7,6 +7,7 @@ on the pinned fairseq, and fails once fairseq has fixed it.
 - ``checkpoint_writing``: the copies onto checkpoint_last/_best.pt are atomic, and fsynced;
 - ``cli_errors``: user mistakes end fairseq's commands in one line, not a traceback;
 - ``interactive_input``: fairseq-interactive serves every line (invalid UTF-8, over-long lines);
+- ``interactive_alignment``: fairseq-interactive prints --print-alignment soft as fairseq-generate does;
 - ``empty_source``: an empty source gets the empty translation, not one the model makes up;
 - ``distributed_launch``: torchrun's data-parallel training on machines without GPUs;
 - ``log_output``: each --log-file line once, no hydra deprecation warning or DEBUG line, no pin_memory or autocast warning on a CPU;
@@ -32,6 +33,7 @@ from . import (
     cpu_amp,
     distributed_launch,
     empty_source,
+    interactive_alignment,
     interactive_input,
     log_output,
 )
@@ -45,6 +47,7 @@ REPAIRS = (
     cpu_amp,
     distributed_launch,
     empty_source,
+    interactive_alignment,
     interactive_input,
     log_output,
 )
@@ -53,7 +56,7 @@ REPAIRS = (
 def install() -> None:
     """Install every repair; each replaces fairseq's functions at most once (``patching.wrap_once``),
     however often this runs. ``cli_errors`` acts only in fairseq's console commands, ``interactive_input``
-    only in fairseq-interactive."""
+    and ``interactive_alignment`` only in fairseq-interactive."""
     for repair in REPAIRS:
         repair.install()
 

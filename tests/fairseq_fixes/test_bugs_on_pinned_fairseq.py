@@ -15,6 +15,7 @@ import torch
 from conftest import run
 from fairseq import checkpoint_utils, options
 from fairseq.data import data_utils
+from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq.distributed import utils as distributed_utils
 from fairseq.optim.amp_optimizer import AMPOptimizer
 from fairseq.optim.sgd import SGD
@@ -107,6 +108,18 @@ def test_interactive_ends_on_a_line_that_is_not_utf8_or_too_long(hub, tmp_path):
     make_batches = fairseqs_own(interactive, "make_batches")
     with pytest.raises(Exception, match="Size of sample #0 is invalid"):
         list(make_batches(["a " * 20], hub.cfg, hub.task, (5, 5), lambda line: line))
+
+
+def test_interactive_ends_at_a_soft_alignment(multi30k, checkpoint, tmp_path):
+    """``interactive_alignment``: fairseq-interactive unpacks each row of a soft alignment as a hard
+    alignment's (source, target) pair."""
+    lines = tmp_path / "input.txt"
+    lines.write_text("A dog runs .\n", encoding="utf-8")
+    parser = options.get_interactive_generation_parser()
+    decode = ["-s", "en", "-t", "fr", "--path", str(checkpoint), "--input", str(lines), "--print-alignment", "soft"]
+    cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, [str(multi30k / "bin"), *decode]))
+    with pytest.raises(ValueError, match="too many values to unpack"):
+        fairseqs_own(interactive, "main")(cfg)
 
 
 def test_the_bugs_are_shown_for_every_repair():

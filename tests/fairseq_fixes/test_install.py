@@ -83,9 +83,10 @@ def test_importing_the_plugin_changes_nothing_in_fairseq():
 
 def test_a_fairseq_command_installs_every_repair():
     """fairseq-interactive (its module imported first, as its console command does) loading the
-    plugin: every repair, fairseq-interactive's own reading and batching among them."""
+    plugin: every repair, fairseq-interactive's own reading, batching and printing among them."""
     changed = changes("import fairseq_cli.interactive", "import rnnsearch_plugin")
-    assert_every_repair_installed(changed, "fairseq_cli.interactive.buffered_read", "fairseq_cli.interactive.make_batches")
+    interactive = ("buffered_read", "main", "make_batches")
+    assert_every_repair_installed(changed, *(f"fairseq_cli.interactive.{name}" for name in interactive))
 
 
 def test_load_installs_every_repair(multi30k, checkpoint):

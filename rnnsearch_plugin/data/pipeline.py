@@ -39,6 +39,16 @@ def console_script(name: str) -> str:
     return str(beside) if beside.exists() else name
 
 
+def create_out(out: Path) -> None:
+    """OUT and the folders above it, created if need be; DataError (one line) naming why OUT cannot be."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        blocking = next(folder for folder in (out, *out.parents) if folder.exists())
+        reason = error.strerror if blocking.is_dir() else f"{blocking} is a file"
+        raise DataError(f"cannot create {out} ({reason}): give --out a folder that can be created and written to") from None
+
+
 def raw_splits(corpus: str, out: Path, sources: Sources, langs: tuple[str, str], train_lines: int, **options: Any) -> dict[str, Any]:
     """OUT/raw: the corpus's splits as plain text, with what was dropped and why and where
     each file came from (URL or local path, SHA-256)."""
@@ -172,6 +182,7 @@ def prepare(
     pieces (``word_links.py``)."""
     if eflomal and train_alignments:
         raise DataError("--eflomal links the training pairs itself: give it or --train-alignments FILE, not both")
+    create_out(out)
     alignments = checked_alignments(train_alignments, out, scheme.name, langs) if train_alignments else None
     report = raw_splits(corpus, out, Sources(local_dir, out / "download", mirror), langs, train_lines, **corpus_options)
     splits = list(report["pairs"])

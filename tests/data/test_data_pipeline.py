@@ -207,6 +207,23 @@ def test_bad_input_is_refused_in_one_line(tmp_path, local_dirs):
     assert "val.fr[.gz] is not in" in result.stderr and not (tmp_path / "o3" / "manifest.json").exists()
 
 
+@pytest.mark.parametrize("where", ["under a file", "a file", "in /proc"])
+def test_an_out_that_cannot_be_created_is_refused_in_one_line(tmp_path, local_dirs, where):
+    """An --out that cannot be made a folder: one line naming it and why, before anything is read."""
+    file = tmp_path / "file"
+    file.write_text("kept\n")
+    out, reason = {
+        "under a file": (file / "sub", f"{file} is a file"),
+        "a file": (file, f"{file} is a file"),
+        "in /proc": (Path("/proc/rnnsearch-out"), "No such file or directory"),
+    }[where]
+    if where == "in /proc" and not Path("/proc/self").is_dir():
+        pytest.skip("no /proc on this system (Linux's process file system)")
+    result = run(sys.executable, PREPARE, "multi30k", "--out", str(out), "--local-dir", str(local_dirs["multi30k"]), check=False)
+    assert_one_line_error(result, f"prepare_data: error: cannot create {out} ({reason}): give --out a folder")
+    assert "| reading" not in result.stdout and file.read_text() == "kept\n"
+
+
 def wmt_sgml(lines: list[str], setid: str) -> str:
     """A WMT pseudo-SGML file as distributed in test-full.tgz, with stray whitespace."""
     segments = "".join(f'<seg id="{i}"> {line}  </seg>\n' for i, line in enumerate(lines, 1))

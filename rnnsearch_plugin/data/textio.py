@@ -13,6 +13,15 @@ class DataError(UserInputError):
     """Bad input data: reported in one line naming the file and what to do."""
 
 
+BOM = "\ufeff"  # the byte-order mark some editors (Windows Notepad) write at the start of a UTF-8 file
+
+
+def without_bom(start: str) -> str:
+    """``start``, the beginning of a file's text, without the byte-order mark it may begin with, which is
+    no part of the text."""
+    return start.removeprefix(BOM)
+
+
 def not_utf8(where: str, line: int, error: UnicodeDecodeError, offset: int = 0) -> DataError:
     """The error for bytes that are not UTF-8 on ``line`` (1-based) of ``where``, the line
     starting at byte ``offset`` of the file."""
@@ -23,11 +32,12 @@ def decode_lines(raw: bytes, where: str) -> list[str]:
     """The UTF-8 lines of ``raw`` (gzip-compressed when it starts with gzip's magic number),
     without line ends; ``where`` names the file in the error. A line ends at a line feed only
     (a carriage return before it is dropped), as fairseq and sacreBLEU read text: a form feed or
-    U+2028 inside a sentence leaves it one line. Empty ``raw`` has no lines."""
+    U+2028 inside a sentence leaves it one line; a leading byte-order mark is dropped. Empty ``raw``
+    has no lines."""
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
     try:
-        text = raw.decode("utf-8")
+        text = without_bom(raw.decode("utf-8"))
     except UnicodeDecodeError as error:
         raise not_utf8(where, raw[: error.start].count(b"\n") + 1, error) from None
     lines = text.removesuffix("\n").split("\n") if text else []
@@ -45,7 +55,7 @@ def stream_lines(path: Path) -> Iterator[str]:
             except UnicodeDecodeError as error:
                 raise not_utf8(str(path), number, error, offset) from None
             offset += len(raw)
-            yield line.removesuffix("\n").rstrip("\r")
+            yield (without_bom(line) if number == 1 else line).removesuffix("\n").rstrip("\r")
 
 
 def counted(lines: int) -> str:

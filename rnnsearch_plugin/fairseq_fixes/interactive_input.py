@@ -6,7 +6,9 @@ after it. ``install`` (active only inside fairseq-interactive, run as the consol
 
 - ``buffered_read`` reads bytes and decodes each line on its own: a line that is not valid
   UTF-8 gets U+FFFD for its invalid bytes (unknown words to the model) and a warning naming
-  the line, instead of a crash inside the BPE;
+  the line, instead of a crash inside the BPE; a byte-order mark at the start of the input (as
+  Windows Notepad writes it) is dropped, as the plugin's other readers drop it (``data/textio.py``),
+  where fairseq would translate it as part of the first sentence;
 - ``make_batches`` truncates a line longer than the model's source limit
   (``--max-source-positions``, counted in BPE tokens with the closing </s>) to its first
   tokens, with a warning, instead of fairseq's "Size of sample is invalid" error, and reads a
@@ -26,6 +28,7 @@ from types import ModuleType
 from typing import Any, Callable, Optional
 
 from ..blank import is_blank
+from ..data.textio import without_bom
 from ..truncation import source_limit, warn_truncated
 from .patching import wrap_once
 
@@ -45,7 +48,7 @@ def read_lines(input: str, buffer_size: int) -> Iterator[list[str]]:
             except UnicodeDecodeError:
                 line = raw.decode("utf-8", errors="replace")
                 logger.warning(f"input line {number} is not valid UTF-8; its invalid bytes are read as U+FFFD")
-            buffer.append(line.strip())
+            buffer.append((without_bom(line) if number == 1 else line).strip())
             if len(buffer) >= buffer_size:
                 yield buffer
                 buffer = []

@@ -63,6 +63,21 @@ def test_links_are_the_argmax_of_each_sentences_attention_merged_into_its_words(
         assert (record["source"], record["target"]) == (source.split(), target.split())
 
 
+def test_a_byte_order_mark_at_the_start_of_either_file_is_no_part_of_its_first_word(multi30k, checkpoint, tmp_path):
+    """--source and --target that begin with a UTF-8 byte-order mark (Windows Notepad's) give the same
+    links and soft alignments as without it."""
+    sources, targets = first_pairs(multi30k, 2)
+    written = {}
+    for mark in ("", "\ufeff"):
+        folder = tmp_path / ("marked" if mark else "plain")
+        folder.mkdir()
+        inputs = pairs_in(folder, [mark + sources[0], *sources[1:]], [mark + targets[0], *targets[1:]])
+        outputs = ["--out", str(folder / "links"), "--soft", str(folder / "soft.jsonl")]
+        align_main(["--path", str(checkpoint), "--data", str(multi30k / "bin"), *inputs, *outputs])
+        written[mark] = [(folder / name).read_bytes() for name in ("links", "soft.jsonl")]
+    assert written[""] == written["\ufeff"]
+
+
 def test_both_directions_symmetrised_from_the_two_models_attention(multi30k, checkpoint, fr_en, tmp_path):
     sources, targets = first_pairs(multi30k)
     reverse_data, reverse_checkpoint = fr_en

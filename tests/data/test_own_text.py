@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import json
 import runpy
+import shutil
 import sys
 from pathlib import Path
 
@@ -121,6 +122,36 @@ def test_own_corpus_from_a_tsv_holds_out_dev_and_test_by_hash(own_corpus, zh_ru)
     held_out = {side for pair in by_hash[:200] for side in pair}
     assert not held_out & (set(read_lines(zh_ru / "raw" / "train.ru")) | set(read_lines(zh_ru / "raw" / "train.zh")))
     assert manifest["pairs"]["train"] + 200 + sum(manifest["dropped_in_cleaning"].values()) == 1500
+
+
+def prepared_files(out: Path) -> dict[str, object]:
+    """Every file ``prepare_data.py`` wrote to ``out``, the JSON ones without the input files they record."""
+    files: dict[str, object] = {}
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        content = json.loads(path.read_text()) if path.suffix == ".json" else path.read_bytes()
+        files[str(path.relative_to(out))] = {k: v for k, v in content.items() if k != "sources"} if isinstance(content, dict) else content
+    return files
+
+
+@pytest.mark.parametrize("given", ["--train", "--tsv"])
+def test_a_byte_order_mark_is_no_part_of_the_text(tmp_path, given):
+    """Files that begin with a UTF-8 byte-order mark, as Windows Notepad writes them (one side
+    gzipped), give the same prepared data as without it: raw, tokenised, dictionaries, binarized."""
+    english, french = multi30k_lines("train", "en", 300), multi30k_lines("train", "fr", 300)
+    out, prepared = tmp_path / "out", {}
+    for mark in ("", "\ufeff"):
+        folder = tmp_path / ("marked" if mark else "plain")
+        folder.mkdir()
+        (folder / "train.en").write_text(mark + "".join(line + "\n" for line in english), encoding="utf-8")
+        with gzip.open(folder / "train.fr.gz", "wt", encoding="utf-8") as handle:
+            handle.write(mark + "".join(line + "\n" for line in french))
+        (folder / "pairs.tsv").write_text(mark + "".join(f"{a}\t{b}\n" for a, b in zip(english, french)), encoding="utf-8")
+        source = [given, str(folder / ("train" if given == "--train" else "pairs.tsv"))]
+        run(sys.executable, PREPARE, "text", "-s", "en", "-t", "fr", *source, "--scheme", "word", "--held-out", "20", "--out", str(out))
+        prepared[mark] = prepared_files(out)
+        shutil.rmtree(out)
+    assert prepared[""] == prepared["\ufeff"]
+    assert "\ufeff".encode() not in prepared["\ufeff"]["bin/dict.en.txt"]  # type: ignore[operator]
 
 
 @pytest.fixture(scope="module", params=["ru_zh", "zh_ru"])

@@ -1,11 +1,12 @@
 """The bug each repair of ``fairseq_fixes/`` is for, shown on the pinned fairseq without the repair:
 fairseq's own function (the one ``wrap_once`` keeps as ``__wrapped__``, or fairseq's command without
 ``--user-dir``). When one of these fails, fairseq fixed that bug itself: delete the repair, its tests
-and this test. ``checkpoint_safety``'s bug is shown by test_checkpoint_safety.py
-(``test_fairseq_alone_with_weights_only_turned_off_runs_the_payload``) and ``log_output``'s by
-test_log_output.py (``test_pinned_fairseq_asks_for_debug_logging_when_its_models_are_imported``)."""
+and this test. Each test's docstring opens with its repair's name; two repairs' bugs are shown by a
+test of their own file (``SHOWN_ELSEWHERE``)."""
 
+import ast
 import importlib.util
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -122,9 +123,29 @@ def test_interactive_ends_at_a_soft_alignment(multi30k, checkpoint, tmp_path):
         fairseqs_own(interactive, "main")(cfg)
 
 
+SHOWN_ELSEWHERE = {  # repair: the test file and test that show its bug
+    "checkpoint_safety": ("test_checkpoint_safety.py", "test_fairseq_alone_with_weights_only_turned_off_runs_the_payload"),
+    "log_output": ("test_log_output.py", "test_pinned_fairseq_asks_for_debug_logging_when_its_models_are_imported"),
+}
+
+
+def tests_of(path: Path) -> dict[str, str]:
+    """Each test function of the file ``path``, by name: its docstring."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {
+        node.name: ast.get_docstring(node) or ""
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
+    }
+
+
 def test_the_bugs_are_shown_for_every_repair():
-    """Each repair module has its test here or names the one that shows its bug."""
+    """Each repair module has a test here whose docstring opens with its name, or one in
+    ``SHOWN_ELSEWHERE`` that exists."""
     from rnnsearch_plugin.fairseq_fixes import REPAIRS
 
-    here = open(__file__).read()
-    assert [repair.__name__ for repair in REPAIRS if f"``{repair.__name__.rsplit('.', 1)[1]}``" not in here] == []
+    here = Path(__file__)
+    shown = {docstring.split(":", 1)[0] for docstring in tests_of(here).values()}
+    elsewhere = {name for name, (file, test) in SHOWN_ELSEWHERE.items() if test in tests_of(here.parent / file)}
+    names = [repair.__name__.rsplit(".", 1)[1] for repair in REPAIRS]
+    assert [name for name in names if f"``{name}``" not in shown and name not in elsewhere] == []

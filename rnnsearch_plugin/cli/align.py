@@ -36,7 +36,7 @@ from ..alignment_options import ALIGNED_BY
 from ..analysis.corpus_alignment import CHUNK, EXTRACTIONS, LinkRule, PairAlignment, align_corpus
 from ..analysis.links import SYMMETRISATIONS, pharaoh_line
 from ..blank import is_blank
-from ..data.textio import DataError, ResumableLines, counted, stream_lines
+from ..data.textio import DataError, ResumableLines, counted, input_file, stream_lines
 from ..hub import USER_ERRORS, RNNSearchHubInterface, load
 
 logger = logging.getLogger("rnnsearch_plugin.align")
@@ -48,14 +48,12 @@ SOFT_FORMAT = (
 
 
 def check_inputs(source: Path, target: Path) -> int:
-    """The number of pairs; DataError (one line) for a missing or non-UTF-8 file, a blank line
-    (``blank.is_blank``: no visible character) or different line counts."""
+    """The number of pairs; DataError (one line) for a missing or non-UTF-8 file, a folder, a blank
+    line (``blank.is_blank``: no visible character) or different line counts."""
     counts = []
     for path in (source, target):
-        if not path.is_file():
-            raise DataError(f"{path} does not exist")
         count = 0
-        for count, line in enumerate(stream_lines(path), 1):
+        for count, line in enumerate(stream_lines(input_file(path)), 1):
             if is_blank(line):
                 raise DataError(
                     f"{path}:{count} is blank (no visible character): every pair needs words on both sides; "

@@ -22,8 +22,8 @@ from .textio import DataError, read_lines
 
 
 def side(prefix: str, lang: str, langs: tuple[str, str], sources: Sources) -> tuple[str, list[str]]:
-    """The lines of PREFIX.LANG[.gz], recorded in ``sources``."""
-    path = next((path for path in (Path(f"{prefix}.{lang}"), Path(f"{prefix}.{lang}.gz")) if path.is_file()), None)
+    """The lines of PREFIX.LANG[.gz], recorded in ``sources`` (a folder of that name is refused there)."""
+    path = next((path for path in (Path(f"{prefix}.{lang}"), Path(f"{prefix}.{lang}.gz")) if path.exists()), None)
     if path is None:
         raise DataError(f"{prefix}.{lang}[.gz] does not exist: {prefix} needs both sides, {prefix}.{langs[0]} and {prefix}.{langs[1]}")
     sources.record(path)

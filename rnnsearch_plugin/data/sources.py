@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Optional
 
-from .textio import DataError, counted, decode_lines, read_lines
+from .textio import DataError, counted, decode_lines, input_file, read_lines
 
 SEGMENT = re.compile(r"<seg[^>]*>(.*)</seg>")
 
@@ -57,8 +57,9 @@ def read_member(archive: Path, member: str) -> list[str]:
 
 
 def sha256(path: Path) -> str:
+    """The digest of an input file (``textio.input_file``: a folder is refused in one line)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open(input_file(path), "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

@@ -63,11 +63,18 @@ def counted(lines: int) -> str:
     return "is empty" if lines == 0 else f"has {lines:,} line{'' if lines == 1 else 's'}"
 
 
-def read_lines(path: Path) -> list[str]:
-    """The lines of a (possibly gzipped) UTF-8 file, without line ends."""
+def input_file(path: Path) -> Path:
+    """``path``, a file the user gave to be read; DataError (one line) when there is nothing there or a folder."""
+    if path.is_dir():
+        raise DataError(f"{path} is a folder, not a file: give a file in its place")
     if not path.exists():
         raise DataError(f"{path} does not exist")
-    return decode_lines(path.read_bytes(), str(path))
+    return path
+
+
+def read_lines(path: Path) -> list[str]:
+    """The lines of a (possibly gzipped) UTF-8 file, without line ends."""
+    return decode_lines(input_file(path).read_bytes(), str(path))
 
 
 def write_atomic(path: Path, lines: list[str]) -> None:

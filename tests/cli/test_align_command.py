@@ -193,7 +193,18 @@ def test_a_pair_longer_than_the_model_accepts_is_reported_by_line_and_gets_no_li
 
 
 @pytest.mark.parametrize(
-    "case", ["line counts", "empty line", "invisible line", "invalid utf-8", "out folder", "out under a file", "rnnencdec", "reverse pair"]
+    "case",
+    [
+        "line counts",
+        "empty line",
+        "invisible line",
+        "invalid utf-8",
+        "source folder",
+        "out folder",
+        "out under a file",
+        "rnnencdec",
+        "reverse pair",
+    ],
 )
 def test_bad_input_is_refused_in_one_line_and_nothing_is_written(case, multi30k, checkpoint, rnnencdec_checkpoint, tmp_path):
     """Each refused before any work: an --out that is a folder would fail only when the finished
@@ -209,6 +220,9 @@ def test_bad_input_is_refused_in_one_line_and_nothing_is_written(case, multi30k,
     elif case == "invalid utf-8":  # the bad byte on line 2, after a first line longer than a decoding buffer (8 KiB)
         sources[0], sources[1] = " ".join([sources[0]] * 200), "caf\udce9 " + sources[1]
         expected = f"pairs.src is not valid UTF-8 on line 2 (invalid continuation byte at byte {len(sources[0].encode()) + 1 + 3})"
+    elif case == "source folder":
+        (tmp_path / "sources").mkdir()
+        expected = f"{tmp_path / 'sources'} is a folder, not a file: give a file in its place"
     elif case == "out folder":
         out.mkdir()
         expected = f"--out {out} is a folder: give the name of the file to write"
@@ -222,6 +236,8 @@ def test_bad_input_is_refused_in_one_line_and_nothing_is_written(case, multi30k,
         model += ["--reverse-path", str(checkpoint), "--reverse-data", str(multi30k / "bin")]
         expected = "translates en->fr, not the reverse of --path's en->fr: give a model of fr->en"
     inputs = pairs_in(tmp_path, sources, targets)
+    if case == "source folder":
+        inputs[1] = str(tmp_path / "sources")
     before = sorted(tmp_path.rglob("*"))
     result = run("rnnsearch-align", *model, *inputs, "--out", str(out), check=False)
     assert_one_line_error(result, "rnnsearch-align: error:", expected)

@@ -271,6 +271,12 @@ def bad_case(own: Path, tmp: Path, case: str) -> tuple[list[str], str]:
     if case == "missing side":
         (tmp / "train.ru").write_text("один\n", encoding="utf-8")
         return train, f"{tmp / 'train'}.zh[.gz] does not exist: {tmp / 'train'} needs both sides"
+    if case == "side a folder":
+        (tmp / "train.ru").mkdir()
+        (tmp / "train.zh").write_text("一\n", encoding="utf-8")
+        return train, f"{tmp / 'train.ru'} is a folder, not a file: give a file in its place"
+    if case == "tsv a folder":
+        return ["--tsv", str(tmp)], f"{tmp} is a folder, not a file: give a file in its place"
     if case.startswith("moses language"):  # the word and bpe schemes both tokenise with Moses
         scheme = case.split()[-1]
         return [
@@ -315,6 +321,8 @@ def bad_case(own: Path, tmp: Path, case: str) -> tuple[list[str], str]:
         "empty side",
         "empty valid",
         "missing side",
+        "side a folder",
+        "tsv a folder",
         "moses language word",
         "moses language bpe",
         "same language",

@@ -19,10 +19,10 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any, Optional
 
+from .commands import run_shown
 from .schemes import WORD
 from .textio import DataError, counted, read_lines, write_atomic
 
@@ -97,8 +97,7 @@ def binarize_alignments(lines: list[str], out: Path, scheme: str, langs: tuple[s
         "--align-suffix",
         "align",
     ]
-    print("| " + " ".join(command), flush=True)
-    subprocess.run(command, check=True)
+    run_shown(command)
     for path in reversed(binaries):
         os.replace(scratch / path.name, path)
     shutil.rmtree(scratch)

@@ -16,8 +16,6 @@ leaves nothing that a rerun mistakes for finished output.
 import json
 import os
 import shutil
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any, Optional
@@ -25,18 +23,13 @@ from typing import Any, Optional
 from fairseq.data import Dictionary
 
 from .alignments import binarised_entry, binarize_alignments, checked_alignments
+from .commands import console_script, run_shown
 from .corpora import CORPORA
 from .languages import DEFAULT_PAIR
 from .schemes import Scheme
 from .sources import Sources
 from .textio import DataError, read_lines, write_atomic
 from .word_links import SYMMETRISATION, aligned_pieces
-
-
-def console_script(name: str) -> str:
-    """A console script of this Python's environment, also when it is not activated."""
-    beside = Path(sys.executable).parent / name
-    return str(beside) if beside.exists() else name
 
 
 def create_out(out: Path) -> None:
@@ -129,8 +122,7 @@ def binarize(out: Path, scheme: str, splits: list[str], langs: tuple[str, str], 
     if (bin_dir / "preprocess.done").exists():
         return command
     shutil.rmtree(bin_dir.with_name("bin.part"), ignore_errors=True)
-    print("| " + " ".join(command), flush=True)
-    subprocess.run(command, check=True)
+    run_shown(command)
     (bin_dir.with_name("bin.part") / "preprocess.done").touch()
     shutil.rmtree(bin_dir, ignore_errors=True)
     os.replace(bin_dir.with_name("bin.part"), bin_dir)

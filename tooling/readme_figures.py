@@ -103,8 +103,10 @@ def block(figures: dict[str, Any]) -> str:
         )
     if "tests" in figures:
         t = figures["tests"]
+        same = "quickstart" in figures and figures["quickstart"]["processor"] == t["processor"]
+        where = f"after it on the same machine ({t['processor']})" if same else f"on a 2-core {t['processor']}"
         lines.append(
-            f"The tests, after it on the same machine ({t['processor']}): {t['passed']} passed"
+            f"The tests, {where}: {t['passed']} passed"
             + (f", {t['failed']} failed" if t["failed"] else "")
             + f" and {t['skipped']} skipped in {t['pytest_minutes']} minutes ({t['minutes']} with the set-up)."
         )

@@ -140,7 +140,7 @@ def plot_by_length(rows: dict[str, list[dict]], unit: str, path: Path) -> None:
     for name, buckets in rows.items():
         kept = [b for b in buckets if b["bleu"] is not None]
         axes.plot([f"{b['bucket']}\n({b['sentences']})" for b in kept], [b["bleu"] for b in kept], marker="o", label=name)
-    axes.set_xlabel(f"source sentence length in {unit} (sentences)")
+    axes.set_xlabel(f"source sentence length in {unit}")
     axes.set_ylabel("BLEU (sacreBLEU)")
     axes.grid(alpha=0.3)
     axes.legend()

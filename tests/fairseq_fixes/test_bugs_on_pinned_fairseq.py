@@ -129,7 +129,7 @@ SHOWN_ELSEWHERE = {  # repair: the test file and test that show its bug
 }
 
 
-def tests_of(path: Path) -> dict[str, str]:
+def docstrings_by_test(path: Path) -> dict[str, str]:
     """Each test function of the file ``path``, by name: its docstring."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     return {
@@ -145,7 +145,7 @@ def test_the_bugs_are_shown_for_every_repair():
     from rnnsearch_plugin.fairseq_fixes import REPAIRS
 
     here = Path(__file__)
-    shown = {docstring.split(":", 1)[0] for docstring in tests_of(here).values()}
-    elsewhere = {name for name, (file, test) in SHOWN_ELSEWHERE.items() if test in tests_of(here.parent / file)}
+    shown = {docstring.split(":", 1)[0] for docstring in docstrings_by_test(here).values()}
+    elsewhere = {name for name, (file, test) in SHOWN_ELSEWHERE.items() if test in docstrings_by_test(here.parent / file)}
     names = [repair.__name__.rsplit(".", 1)[1] for repair in REPAIRS]
     assert [name for name in names if f"``{name}``" not in shown and name not in elsewhere] == []

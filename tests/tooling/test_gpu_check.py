@@ -59,7 +59,7 @@ def test_cpu_run_passes_and_reports_every_figure(tmp_path):
     for dtype in ("float32", "bfloat16"):  # both against the bfloat16 peak its worker measured
         row = paper[dtype]
         assert row["mfu_bfloat16_peak"] == pytest.approx(row["model_flops_per_second"] / paper["bfloat16"]["matmul_flops_per_second"])
-        assert 0 < row["mfu_bfloat16_peak"] < 1
+        assert row["mfu_bfloat16_peak"] > 0  # above 1 where bfloat16 is emulated (no AVX512-BF16 or AMX): its peak is low
     assert "| paper |" in out.with_suffix(".md").read_text()
     assert "===== decode" in out.with_suffix(".log").read_text()
 

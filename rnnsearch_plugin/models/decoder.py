@@ -35,7 +35,6 @@ from .encoder import EncoderOut
 from .gru import GatedRecurrentUnit
 
 READOUT_STATES = ("previous", "current")
-CACHE = "cache"  # the key of the decoder's incremental state
 IncrementalState = Optional[dict[str, dict[str, Optional[Tensor]]]]
 Features = tuple[Tensor, dict[str, list[Optional[Tensor]]]]
 
@@ -104,7 +103,7 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             states.append(new_state)
             state = new_state
         if incremental_state is not None:
-            self.set_incremental_state(incremental_state, CACHE, {**cache, "state": state})
+            self.set_incremental_state(incremental_state, "cache", {**cache, "state": state})
         attention = None if self.attention is None else torch.stack(weights, 1)
         extra = self.alignment_outputs(attention, torch.stack(states, 1), prev_output_tokens, encoder_out, incremental_state)
         return torch.stack(features, 1), extra
@@ -154,7 +153,7 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         """s_{i-1} and the attention's keys from the incremental state, or at the first step
         s_0 = tanh(W_s summary) and ``prepare``'s keys, computed once per sentence (A.1.2)."""
         if incremental_state is not None:
-            cache = self.get_incremental_state(incremental_state, CACHE)
+            cache = self.get_incremental_state(incremental_state, "cache")
             if cache is not None:
                 return cache
         cache = {"state": torch.tanh(self.initial_state(encoder_out["summary"]))}  # s_0
@@ -173,10 +172,10 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
 
     def reorder_incremental_state(self, incremental_state: IncrementalState, new_order: Tensor) -> None:
         """Beam search: row r of the cache becomes row ``new_order[r]``."""
-        cache = self.get_incremental_state(incremental_state, CACHE)
+        cache = self.get_incremental_state(incremental_state, "cache")
         if cache is not None:
             reordered = {key: tensor.index_select(0, new_order) for key, tensor in cache.items()}
-            self.set_incremental_state(incremental_state, CACHE, reordered)
+            self.set_incremental_state(incremental_state, "cache", reordered)
 
     def make_generation_fast_(self, need_attn: bool = False, **unused: Any) -> None:
         """fairseq's generators call this (``prepare_for_inference_``) with ``need_attn`` from

@@ -23,13 +23,15 @@ from typing import Any, Optional
 import torch
 from torch import Tensor
 
-from ..models.decoder import CACHE, ConditionalGRUDecoder, Features, IncrementalState
+from ..models.decoder import ConditionalGRUDecoder, Features, IncrementalState
 from ..models.encoder import EncoderOut, RecurrentEncoder
 from .beam_reordering import SENTENCE, per_hypothesis, select_rows
 from .context import AttentiveContext, FixedContext, SourceContext
 from .precision import state_dtype
 from .recurrence import gru_step, run_masked_recurrence
 from .tricks import Tricks
+
+CACHE = "cache"  # the decoder's incremental state, under the reference's key: one cache, whichever engine runs
 
 
 class CpuEncoder(RecurrentEncoder):

@@ -69,7 +69,7 @@ class CpuEncoder(RecurrentEncoder):
         }
 
     def reorder_encoder_out(self, encoder_out: EncoderOut, new_order: Tensor) -> EncoderOut:
-        return select_rows(encoder_out, new_order, self.tricks.beam_reordering)  # every tensor but SENTENCE: one row per group
+        return select_rows(encoder_out, new_order, self.tricks.beam_reordering)  # source side: a row per group, or per hypothesis
 
 
 class CpuDecoder(ConditionalGRUDecoder):

@@ -41,6 +41,21 @@ def test_python_api_loads_the_checkpoint_and_translates(multi30k, checkpoint):
     assert len(hub.encode(odd[3])) == 1024 and hub.encode(odd[3])[-1] == hub.src_dict.eos()
 
 
+def test_the_reference_engine_is_one_override_away_and_translates_alike(hub, multi30k, checkpoint):
+    """load(..., engine="reference") runs models/ as written (to step through in a debugger): the
+    same translations and scores as the CPU engine the default builds here."""
+    from rnnsearch_plugin.models.decoder import ConditionalGRUDecoder
+    from rnnsearch_plugin.speed.cpu import CpuDecoder
+
+    reference = load(checkpoint, multi30k / "bin", engine="reference")
+    assert type(hub.models[0].decoder) is CpuDecoder and type(reference.models[0].decoder) is ConditionalGRUDecoder
+    sentences = [f"A man with {n} dogs is riding a bike ." for n in range(5)]
+    translations = hub.translate(sentences, beam=3)
+    assert reference.translate(sentences, beam=3) == translations
+    scores = [result["score"] for result in hub.score(sentences, translations)]
+    assert [result["score"] for result in reference.score(sentences, translations)] == pytest.approx(scores, abs=1e-5)
+
+
 def test_the_no_unk_search_never_emits_unk_even_when_the_model_prefers_it(hub):
     sentences = ["A man in a blue shirt is standing on a ladder.", "Two dogs play in the snow.", "A girl eats."]
     bias = hub.models[0].decoder.deep_output.output_projection.bias

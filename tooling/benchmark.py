@@ -25,7 +25,7 @@ Sections (``--sections``, default train,decode,paper,memory):
           sentences/s as fairseq-generate reports it.
   paper   rnnsearch_wmt14 / rnnencdec_wmt14 with 30,000-word vocabularies on minibatches of 80
           pairs of length 50, Adadelta + clipping (B.2): seconds per update, target tokens/s,
-          FLOP/s from ``rnnsearch_plugin/speed/flops.py`` (A.2 term by term, x3 for the backward
+          FLOP/s from ``benchmarking/flops.py`` (A.2 term by term, x3 for the backward
           pass) against the best large matmul of the step's dtype in the same process; float32
           with cross_entropy (the plugin before chunked_cross_entropy and --amp),
           then with chunked_cross_entropy, in float32 and bfloat16; every variant alternated

@@ -16,7 +16,7 @@ the others still run:
   paper      rnnsearch_wmt14's step (80 x 50, 30,000-word vocabularies, B.2's Adadelta,
              chunked_cross_entropy) in bfloat16 and float32: seconds per update, target tokens/s,
              peak memory, model-FLOP utilisation against the bfloat16 matmul peak measured here
-             (``benchmarking/workers.py``'s paper worker, ``speed/flops.py``);
+             (``benchmarking/workers.py``'s paper worker, ``benchmarking/flops.py``);
   decode     fairseq-generate, beam 5 and 12, a batch of ``gen_batch`` sentences, every
              hypothesis ``decode_length`` tokens: sentences/s of rnnsearch_small and the lstm;
   compile    (``--stages``, not run by default; cuda only) the paper stage's bfloat16 step with every recurrence
@@ -170,8 +170,21 @@ def run_command(command: list[str], **kwargs: Any) -> subprocess.CompletedProces
 
 
 def stage_install(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
-    if importlib.util.find_spec("fairseq") is not None:
-        return {"checks": [check("fairseq is installed", True, "already installed: nothing installed")], "figures": {}}
+    installed = importlib.util.find_spec("fairseq") is not None
+    if not installed:
+        install(opts)
+    probe = subprocess.run(
+        [sys.executable, "-c", "import fairseq, torch; print('fairseq', fairseq.__version__, 'built against torch', torch.__version__)"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    detail = (probe.stdout.strip() or probe.stderr.strip()[-300:]) + ("; it was installed already" if installed else "")
+    return {"checks": [check("fairseq imports", probe.returncode == 0, detail)], "figures": {}}
+
+
+def install(opts: argparse.Namespace) -> None:
+    """fairseq and the plugin from the wheels ``tooling/gpu_wheels.sh`` built."""
     if not WHEELS.is_dir():
         raise RuntimeError(
             f"fairseq is not installed and there is no {WHEELS}: run tooling/gpu_wheels.sh where "
@@ -197,10 +210,6 @@ def stage_install(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
         env=env,
         cwd=REPO,
     )
-    version = run_command(
-        [sys.executable, "-c", "import fairseq, torch; print(fairseq.__version__, torch.__version__)"], cwd=REPO
-    ).stdout.split()
-    return {"checks": [check("fairseq imports", True, f"fairseq {version[0]} built against torch {version[1]}")], "figures": {}}
 
 
 def stage_tests(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
@@ -315,12 +324,14 @@ def stage_training(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
         }
         figures[name] = run_worker("train", job)
         print(f"| training {name} --amp: {figures[name]['wps']:.0f} target tokens/s", flush=True)
-    ratio = figures["rnnsearch_small"]["wps"] / figures["lstm"]["wps"]
-    figures["ratio"] = ratio
-    return {
-        "checks": [check("training steps of rnnsearch_small and lstm timed", ratio > 0, f"rnnsearch_small/lstm {ratio:.2f}x")],
-        "figures": figures,
-    }
+    checks = [timed_check(f"{name}: {sizes.timed_updates} updates timed", figures[name]["wps"], "target tokens/s") for name in MODELS]
+    figures["ratio"] = figures["rnnsearch_small"]["wps"] / figures["lstm"]["wps"] if figures["lstm"]["wps"] else math.nan
+    return {"checks": checks, "figures": figures}
+
+
+def timed_check(name: str, rate: float, unit: str) -> dict[str, Any]:
+    """Passed where a timed run measured a finite, positive rate."""
+    return check(name, math.isfinite(rate) and rate > 0, f"{rate:.1f} {unit}")
 
 
 def stage_paper(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
@@ -344,14 +355,7 @@ def stage_paper(opts: argparse.Namespace, sizes: Sizes) -> dict[str, Any]:
         row["mfu_bfloat16_peak"] = row["model_flops_per_second"] / figures.get("bfloat16", row)["matmul_flops_per_second"]
         figures[dtype] = row
         print(f"| paper {dtype}: {row}", flush=True)
-        checks.append(
-            check(
-                f"{sizes.paper_arch} step, {dtype}",
-                math.isfinite(row["wps"]) and row["wps"] > 0,
-                f"{row['wps']:.0f} target tokens/s, {row['seconds_per_update']:.3f} s/update, "
-                f"{row['peak_mb']:.0f} MB, MFU {row['mfu_bfloat16_peak']:.3f} of the bfloat16 peak",
-            )
-        )
+        checks.append(timed_check(f"{sizes.paper_arch} step, {dtype}", row["wps"], "target tokens/s"))
     return {"checks": checks, "figures": figures}
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ..speed import precision
+from ..speed.tricks import Tricks
 
 FIELD = re.compile(r"(?:^|\| )(\w+) ([^|]+?)(?= \||$)")
 INNER_FIELD = re.compile(r"(\w+)=([^,\s]+)")  # fairseq's per-interval lines: 'loss=6.8, ups=1.2, num_updates=60, wall=50'
@@ -27,8 +27,8 @@ def fields(line: str) -> dict[str, str]:
 def read_training_log(path: Path) -> dict:
     """Updates, epochs, wall-clock hours, device, precision, and the last training and best
     development negative log-likelihood (nats) of one fairseq-train log, and guided alignment's
-    weight (--alignment-lambda, 0 when off). The precision is the one
-    the model summary names: a checkpoint reloaded for evaluation runs in float32 unless asked."""
+    weight (--alignment-lambda, 0 when off). The precision is the one the engine's record in the
+    model summary names: a checkpoint reloaded for evaluation runs in float32 unless asked."""
     train, valid, devices, sentence_avg, bfloat16 = [], [], [], False, False
     alignment_lambda: float | None = None
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -40,8 +40,8 @@ def read_training_log(path: Path) -> dict:
             devices.append(match[1])
         elif "'sentence_avg': True" in line:
             sentence_avg = True
-        elif precision.SUMMARY in line:  # our models in bfloat16 (RNNSearchModel.extra_repr)
-            bfloat16 = True
+        elif tricks := Tricks.in_summary(line):  # the CPU engine's choices (CpuDecoder.extra_repr)
+            bfloat16 = tricks.bfloat16
         if alignment_lambda is None and (match := ALIGNMENT_LAMBDA.search(line)):
             alignment_lambda = float(match[1])
     if not train:

@@ -11,7 +11,6 @@ import logging
 from dataclasses import dataclass, field, fields
 from typing import Any, Optional
 
-import torch
 from fairseq.dataclass import ChoiceEnum, FairseqDataclass
 from fairseq.models import FairseqEncoderDecoderModel, register_model, register_model_architecture
 from fairseq.utils import safe_getattr
@@ -20,7 +19,8 @@ from omegaconf import II
 from .. import hub
 from ..alignment_options import check_options
 from ..errors import UserInputError
-from ..speed import engines, precision
+from ..speed import engines
+from ..speed.tricks import Tricks
 from .alignment_head import CONTEXTS
 from .attention import ATTENTIONS, Attention
 from .decoder import READOUT_STATES
@@ -55,8 +55,15 @@ class RNNEncDecConfig(FairseqDataclass):
         default="auto",
         metadata={
             "help": "what runs the model's equations (speed/engines.py): 'reference' = models/ as written; "
-            "'cpu' = the CPU engine (speed/cpu.py), the same parameters a faster way; 'auto' = the engine "
-            "measured on the model's device (the CPU engine on a CPU), the reference elsewhere"
+            "'cpu' = the CPU engine (speed/cpu.py), the same parameters a faster way; 'auto' = the CPU engine "
+            "where the model runs on the CPU, the reference elsewhere"
+        },
+    )
+    engine_tricks: str = field(
+        default="all",
+        metadata={
+            "help": "the CPU engine's tricks (speed/tricks.py): 'all', 'none', or some of "
+            f"{','.join(Tricks.names())}, joined by commas; one left out takes torch's own route to the same numbers"
         },
     )
     alignment_head: bool = field(
@@ -80,6 +87,7 @@ class RNNEncDecConfig(FairseqDataclass):
         },
     )
     amp: bool = II("common.amp")  # --amp: on a CPU, bfloat16 products (speed/precision.py)
+    cpu: bool = II("common.cpu")  # --cpu: where the model runs, for --engine auto
 
 
 @dataclass
@@ -156,11 +164,12 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
 
     @classmethod
     def build_model(cls, cfg: Any, task: Any) -> "RNNSearchModel":
-        """The encoder and decoder of the engine ``--engine`` names (checkpoints that predate the
-        option: auto): the one place where the engine is chosen."""
+        """The encoder and decoder of the engine that ``--engine`` and the device choose (checkpoints
+        that predate the option: auto), with ``--engine-tricks`` and ``--amp``: the one place where the
+        engine is chosen (``speed/engines.py``)."""
         annotation_size = 2 * cfg.encoder_hidden_size if cls.attentive else cfg.encoder_hidden_size
         encoder, decoder = engines.build(
-            str(safe_getattr(cfg, "engine", None) or "auto"),
+            cfg,
             encoder=dict(
                 dictionary=task.source_dictionary,
                 embed_dim=cfg.encoder_embed_dim,
@@ -190,7 +199,6 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
         initialize_parameters(model)
         if safe_getattr(cfg, "train_alignment_head_only", False):
             model.freeze_all_but_alignment_head()
-        model.set_cpu_bfloat16(precision.requested(cfg))
         return model
 
     def freeze_all_but_alignment_head(self) -> None:
@@ -201,27 +209,14 @@ class RNNSearchModel(FairseqEncoderDecoderModel):
         for name, parameter in self.named_parameters():
             parameter.requires_grad_(name.startswith(HEAD_PREFIX))
 
-    def set_cpu_bfloat16(self, requested: bool) -> bool:
-        """Run the encoder and decoder under bfloat16 autocast on the CPU (``speed/precision.py``) if
-        ``requested``, the engine has the route and the processor has bfloat16 arithmetic; whether it does so."""
-        return engines.set_bfloat16(self, requested)
-
     def prepare_for_inference_(self, cfg: Any) -> None:
         """fairseq-generate, fairseq-interactive and the hub call this once the model is on its
         device. It refuses in one line the alignment options (--print-alignment, --replace-unk)
-        this model cannot serve (``alignment_options.py``); with --amp on a CPU the model translates
-        in bfloat16, its weights stored in bfloat16 once (autocast would cast them again at every
-        decoding step)."""
+        this model cannot serve (``alignment_options.py``), and tells the engine the command's --amp
+        (``speed/engines.py``)."""
         check_options(self, cfg.generation)
-        on_cpu = next(self.parameters()).device.type == "cpu"
-        if self.set_cpu_bfloat16(on_cpu and bool(safe_getattr(cfg.common, "amp", False))):
-            self.to(torch.bfloat16)
-            logger.info(f"translating with {precision.SUMMARY}")
+        engines.prepare_for_inference(self, bool(safe_getattr(cfg.common, "amp", False)))
         super().prepare_for_inference_(cfg)
-
-    def extra_repr(self) -> str:
-        """Named in the model summary fairseq-train logs."""
-        return precision.SUMMARY if engines.bfloat16(self) else ""
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True, model_cfg: Any = None, args: Any = None) -> Any:
         """Refuse, in one line, dictionaries that do not match the checkpoint's."""

@@ -1,8 +1,9 @@
 """The engine: the model of ``models/`` run a faster way on the same parameters, chosen once when
-the model is built (``--engine``, ``engines``); nothing in ``models/`` but ``rnnsearch.py``'s
-``build_model`` knows it is here.
+the model is built (``--engine``, ``engines``); nothing in ``models/`` but ``rnnsearch.py`` knows it
+is here: ``build_model`` builds it, and ``prepare_for_inference_`` tells it translation's ``--amp``.
 
-- ``engines``: the engines by name (``auto``, ``reference``, ``cpu``) and bfloat16's switch;
+- ``engines``: the engines by name (``auto``, ``reference``, ``cpu``), chosen at build, and bfloat16's switch;
+- ``tricks``: the CPU engine's choices, one named field each (``--engine-tricks``), fixed at build;
 - ``cpu``: the CPU engine, the encoder and decoder subclassed, their recurrences replaced;
 - ``recurrence``: the gated unit's step and masked recurrence with the tricks below;
 - ``context``: c_i into the GRU and the deep output, in training and in decoding;
@@ -11,6 +12,6 @@ the model is built (``--engine``, ``engines``); nothing in ``models/`` but ``rnn
 - ``beam_reordering``: beam search's rows, the source side held once per sentence;
 - ``step_products``: a recurrence's weight gradients in one product per sequence;
 - ``precision``: bfloat16 products on the CPU (``--amp``), states and softmax in float32;
-- ``routes``: the devices these routes were measured on (the CPU);
-- ``flops``: the analytic multiply-add count of A.2, for model-FLOP utilisation.
+- ``alignment_head``: the alignment head without its large tensors kept for backward;
+- ``routes``: what the processor says of itself (its vendor picks the tanh route).
 """

@@ -15,9 +15,8 @@ kernels torch runs on the processor, so the route is chosen by them:
   the tanh is taken in float32 from the upcast input, by the route above. Under autocast
   (``precision.py``) the float32 result is returned, for the float32 state update and the
   products that cast it anyway; without autocast (a model converted to half) it is cast back.
-- other devices: ``torch.tanh`` (``routes.py``).
-
-What each choice measured, and on which processor: ``benchmarks/changes.md``.
+This is the engine's ``tanh_route`` (``tricks.py``); without it, ``torch.tanh``. What each choice
+measured, and on which processor: ``benchmarks/changes.md``.
 """
 
 from functools import cache
@@ -25,7 +24,7 @@ from functools import cache
 import torch
 from torch import Tensor
 
-from .routes import cpuinfo_field, measured_on
+from .routes import cpuinfo_field
 
 HALF_DTYPES = (torch.bfloat16, torch.float16)
 
@@ -56,8 +55,6 @@ def sigmoid_route(x: Tensor) -> Tensor:
 
 
 def tanh(x: Tensor) -> Tensor:
-    if not measured_on(x.device):
-        return torch.tanh(x)
     if x.dtype in HALF_DTYPES:
         y = tanh(x.float())
         return y if torch.is_autocast_enabled("cpu") else y.to(x.dtype)

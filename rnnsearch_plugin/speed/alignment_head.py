@@ -2,7 +2,8 @@
 without the two large tensors autograd would keep for its backward pass:
 
 - the prior's energies v_b^T tanh(W_b q_i + U_b h_j) by the attention's hand-written backward
-  (``scores._AdditiveEnergies``), which keeps W_b q_i and U_b h_j rather than the B x T x S x h tanh;
+  (``scores._AdditiveEnergies``, where the engine has it), which keeps W_b q_i and U_b h_j rather
+  than the B x T x S x h tanh;
 - the lexicon's normaliser log Z_j = log sum_y exp(L_y w_j + b_y) a chunk of source positions at a
   time (``_LogPartition``), whose backward computes each chunk's softmax again, rather than keeping
   the B x S x K_y logits and their float32 copy: the head's memory no longer grows with the target
@@ -17,16 +18,21 @@ from torch import Tensor
 from ..models.alignment_head import AlignmentHead
 from .precision import at_least_float32
 from .scores import summed_energies
+from .tricks import Tricks
 
 ROWS = 256  # source positions per chunk of the normaliser: its buffers hold ROWS x K_y values
 
 
 class CpuAlignmentHead(AlignmentHead):
+    def __init__(self, tricks: Tricks, **head: Any) -> None:
+        super().__init__(**head)
+        self.tricks = tricks
+
     def prior_energies(self, query: Tensor, annotations: Tensor) -> Tensor:
         keys = self.annotation_projection(annotations)  # U_b h_j (+ b_b): B x S x h
         dtype = at_least_float32(keys.dtype)
         query_terms = self.query_projection(query)[:, :, None].to(dtype)  # W_b q_i: B x T x 1 x h
-        return summed_energies(keys.to(dtype), query_terms, self.score.weight.to(dtype))
+        return summed_energies(keys.to(dtype), query_terms, self.score.weight.to(dtype), self.tricks)
 
     def log_partition(self, words: Tensor) -> Tensor:
         with torch.autocast(words.device.type, enabled=False):

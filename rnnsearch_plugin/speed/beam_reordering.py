@@ -10,9 +10,9 @@ Training and scoring have one hypothesis per sentence (k = 1).
 Every row carries the index of its source sentence (``SENTENCE``, R entries). A reordering
 that keeps each row's sentence (fairseq shuffling hypotheses within their beams) leaves the
 source-side tensors as they are; one that changes it (the expansion to the beam, finished
-sentences leaving the batch) selects their groups anew. On a device other than the CPU every
-tensor is selected by row, one source-side row per hypothesis (k = 1), as fairseq's lstm does
-(``routes.py``). Either way each hypothesis row reads its own sentence's source side, so the
+sentences leaving the batch) selects their groups anew. Where the engine leaves this trick out
+(``tricks.py``), every tensor is selected by row, one source-side row per hypothesis (k = 1), as
+fairseq's lstm does. Either way each hypothesis row reads its own sentence's source side, so the
 results are the same; holding it once per group saves the copies (``benchmarks/changes.md``).
 """
 
@@ -20,8 +20,6 @@ from collections.abc import Collection
 
 import torch
 from torch import Tensor
-
-from .routes import measured_on
 
 SENTENCE = "sentence"  # R: which source sentence each hypothesis row holds
 
@@ -49,11 +47,14 @@ def new_groups(old_group: Tensor) -> Tensor:
     return old_group
 
 
-def select_rows(tensors: dict[str, Tensor], new_order: Tensor, per_hypothesis_keys: Collection[str] = ()) -> dict[str, Tensor]:
+def select_rows(
+    tensors: dict[str, Tensor], new_order: Tensor, grouped: bool, per_hypothesis_keys: Collection[str] = ()
+) -> dict[str, Tensor]:
     """Hypothesis rows ``new_order`` of ``tensors``: the tensors named in ``per_hypothesis_keys``
-    have a row per hypothesis, the others (but ``SENTENCE``) a row per group."""
+    have a row per hypothesis, the others (but ``SENTENCE``) a row per group where ``grouped``, else
+    a row per hypothesis too."""
     sentence = tensors[SENTENCE].index_select(0, new_order)
-    if not measured_on(sentence.device):
+    if not grouped:
         return {key: tensor.index_select(0, new_order) for key, tensor in tensors.items()}
     source_keys = [key for key in tensors if key != SENTENCE and key not in per_hypothesis_keys]
     selected = {key: tensors[key].index_select(0, new_order) for key in per_hypothesis_keys}

@@ -2,9 +2,9 @@
 
 fairseq enters ``torch.cuda.amp.autocast`` around the criterion in ``FairseqTask.train_step``, so
 on a CPU ``--amp`` trains in float32, and ``--bf16`` takes its TPU path. With ``--amp`` on a CPU
-our encoder and decoder run their own forward under ``torch.autocast("cpu", torch.bfloat16)``
-where the processor multiplies bfloat16 natively (AVX512-BF16 or AMX), at several times its float32
-matmul rate (``benchmarks/changes.md``). What runs in which precision:
+the engine's encoder and decoder run their own forward under ``torch.autocast("cpu", torch.bfloat16)``
+(the engine's ``bfloat16`` choice, ``tricks.py``) where the processor multiplies bfloat16 natively
+(AVX512-BF16 or AMX), at several times its float32 matmul rate (``benchmarks/changes.md``). What runs in which precision:
 
 - bfloat16: every matrix product (the GRUs' W x and U h, the alignment model's W_a s, U_a h and
   v_a^T, c_i = sum_j alpha_ij h_j, the deep output's U_o, V_o, C_o and W_o) and the elementwise
@@ -22,20 +22,15 @@ oneDNN, which runs the bfloat16 products, compiles each product for its exact sh
 last ``ONEDNN_PRIMITIVE_CACHE_CAPACITY`` (1,024 by default); ``keep_compiled_products`` raises it.
 """
 
-import contextlib
 import logging
 import os
-from typing import Any, ContextManager
 
 import torch
-from fairseq.utils import safe_getattr
 from torch import Tensor
 
 from ..fairseq_fixes.cpu_amp import silence_disabled_cuda_warnings
-from .routes import measured_on
 
 logger = logging.getLogger(__name__)
-SUMMARY = "bfloat16 products on the CPU (--amp)"  # the model summary's line (fairseq-train logs it), read by Table 2
 PRIMITIVE_CACHE = "ONEDNN_PRIMITIVE_CACHE_CAPACITY"
 COMPILED_PRODUCTS = 16384  # our capacity for it (``keep_compiled_products``)
 
@@ -66,22 +61,6 @@ def keep_compiled_products() -> None:
     the results do not change (``benchmarks/changes.md``: the epochs' speed and the peak memory).
     oneDNN reads the setting once, before its first product, which model building precedes."""
     os.environ.setdefault(PRIMITIVE_CACHE, str(COMPILED_PRODUCTS))
-
-
-def requested(cfg: Any) -> bool:
-    """Whether a model config asks for bfloat16 on the CPU: ``--amp`` (``amp: II("common.amp")``;
-    a config made outside fairseq holds the unresolved string and asks for nothing) where fairseq
-    trains on the CPU, as it does without CUDA. With CUDA, --amp is fairseq's own autocast on the
-    GPU (float16), and the model summary must not name bfloat16 on the CPU (``--cpu --amp`` on a
-    machine with CUDA trains in float32)."""
-    return safe_getattr(cfg, "amp", False) is True and not torch.cuda.is_available()
-
-
-def cpu_autocast(enabled: bool, like: Tensor) -> ContextManager[None]:
-    """bfloat16 autocast when ``enabled`` and ``like`` (an input) is on the CPU; else nothing."""
-    if enabled and measured_on(like.device):
-        return torch.autocast("cpu", dtype=torch.bfloat16)
-    return contextlib.nullcontext()
 
 
 def product_dtype(like: Tensor) -> torch.dtype:

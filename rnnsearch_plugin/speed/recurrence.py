@@ -1,19 +1,20 @@
 """The engine's gated unit (A.1.1) and masked recurrence (A.2.1): ``models/gru.py``'s equations on
-the same parameters, with its step products deferred (``step_products.py``), tanh by the fastest
-exact route (``activations.py``) and, under bfloat16 autocast (``precision.py``), the gates and
-products in bfloat16 on one bfloat16 copy of the float32 state, the interpolation in float32.
+the same parameters, with the engine's step products (``step_products.py``) and tanh
+(``activations.py``) and, under bfloat16 autocast (``precision.py``), the gates and products in
+bfloat16 on one bfloat16 copy of the float32 state, the interpolation in float32.
 """
 
 import torch
 from torch import Tensor
 
 from ..models.gru import GatedRecurrentUnit
-from .activations import tanh
 from .precision import state_dtype
-from .step_products import StepProduct, StepProducts, direct
+from .scores import Tanh
+from .step_products import StepProduct
+from .tricks import Tricks
 
 
-def gru_step(cell: GatedRecurrentUnit, input_terms: Tensor, hidden: Tensor, products: StepProduct = direct) -> Tensor:
+def gru_step(cell: GatedRecurrentUnit, input_terms: Tensor, hidden: Tensor, products: StepProduct, tanh: Tanh) -> Tensor:
     """``GatedRecurrentUnit.forward``: input_terms B x 3n, hidden B x n -> B x n; ``products`` takes
     the products with U_z, U_r, U."""
     x_z, x_r, x_h = input_terms.chunk(3, dim=-1)
@@ -25,13 +26,15 @@ def gru_step(cell: GatedRecurrentUnit, input_terms: Tensor, hidden: Tensor, prod
     return torch.lerp(hidden, candidate.to(hidden.dtype), update.to(hidden.dtype))  # (1 - z) o h + z o h~
 
 
-def run_masked_recurrence(cell: GatedRecurrentUnit, input_terms: Tensor, mask: Tensor, reverse: bool = False) -> tuple[Tensor, Tensor]:
-    """``models/gru.py``'s ``run_masked_recurrence``, states in ``state_dtype``, the U products deferred."""
+def run_masked_recurrence(
+    cell: GatedRecurrentUnit, input_terms: Tensor, mask: Tensor, tricks: Tricks, reverse: bool = False
+) -> tuple[Tensor, Tensor]:
+    """``models/gru.py``'s ``run_masked_recurrence``, states in ``state_dtype``, by the engine's ``tricks``."""
     hidden = input_terms.new_zeros(input_terms.shape[0], cell.hidden_size, dtype=state_dtype(input_terms))
-    states, products = [], StepProducts(input_terms)
+    states, products = [], tricks.products(input_terms)
     steps = list(zip(input_terms.unbind(1), mask[..., None].unbind(1)))  # one slice op each
     for step_inputs, step_mask in reversed(steps) if reverse else steps:
-        hidden = torch.where(step_mask, gru_step(cell, step_inputs, hidden, products.multiply), hidden)
+        hidden = torch.where(step_mask, gru_step(cell, step_inputs, hidden, products.multiply, tricks.tanh), hidden)
         states.append(hidden)
     if reverse:
         states.reverse()

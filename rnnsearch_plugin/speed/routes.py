@@ -1,19 +1,7 @@
-"""Which devices the routes of this package serve. Each was chosen by measurements on CPUs only
-(``benchmarks/changes.md``), so a tensor on any other device takes torch's own route (``torch.tanh``,
-autograd's per-step weight gradients, one encoder row per hypothesis, fairseq's own --amp) until a route has been measured there
-(``tooling/gpu_check.sh``).
-
-``cpuinfo_field`` reads what the processor says of itself (its vendor decides the tanh route).
-"""
+"""What the processor says of itself in /proc/cpuinfo, which decides a route: its vendor picks
+tanh's (``activations.py``). The benchmarks and the tutorial name the processor by it too."""
 
 from pathlib import Path
-
-import torch
-
-
-def measured_on(device: torch.device) -> bool:
-    """Whether the routes of ``speed/`` were measured on ``device``'s kind: the CPU only."""
-    return device.type == "cpu"
 
 
 def cpuinfo_field(key: str) -> str:

@@ -4,8 +4,8 @@ for the scores registered in ``FAST_ENERGIES``; a score not registered runs its 
 on keys repeated per hypothesis, so a new score needs nothing here.
 
 - keys (``prepare``) are held in float32 or wider whatever the products' precision (``precision.py``);
-- the additive score (A.1.2): W_a s_{i-1} as a step product (``step_products.py``), tanh by the
-  fastest route (``activations.py``), and a hand-written backward (``_AdditiveEnergies``);
+- the additive score (A.1.2): W_a s_{i-1} as a step product (``step_products.py``), the engine's
+  tanh, and a hand-written backward (``_AdditiveEnergies``, the engine's ``energies_backward``);
 - the general score: one batched product of the queries with the keys.
 """
 
@@ -16,12 +16,15 @@ import torch
 from torch import Tensor
 
 from ..models.attention import AdditiveAttention, Attention, GeneralAttention
-from .activations import tanh
 from .beam_reordering import per_hypothesis
 from .precision import at_least_float32
-from .step_products import StepProduct, direct
+from .step_products import StepProduct
+from .tricks import Tricks
 
-Energies = Callable[[Any, Tensor, Tensor, StepProduct], Tensor]  # (score, query R x n, keys G x S x ..., products) -> G x k x S
+Energies = Callable[
+    [Any, Tensor, Tensor, StepProduct, Tricks], Tensor
+]  # (score, query R x n, keys G x S x ..., products, tricks) -> G x k x S
+Tanh = Callable[[Tensor], Tensor]
 
 
 def prepare(attention: Attention, annotations: Tensor) -> Tensor:
@@ -30,11 +33,11 @@ def prepare(attention: Attention, annotations: Tensor) -> Tensor:
     return keys.to(at_least_float32(keys.dtype))
 
 
-def attend(attention: Attention, query: Tensor, keys: Tensor, padding_mask: Tensor, products: StepProduct = direct) -> Tensor:
+def attend(attention: Attention, query: Tensor, keys: Tensor, padding_mask: Tensor, products: StepProduct, tricks: Tricks) -> Tensor:
     """alpha_i, G x k x S (float32 or wider): ``Attention.forward`` in the group layout."""
     fast = FAST_ENERGIES.get(type(attention))
     if fast is not None:
-        energies = fast(attention, query, keys, products)
+        energies = fast(attention, query, keys, products, tricks)
     else:
         groups = keys.size(0)
         rows = per_hypothesis(keys, len(query))
@@ -45,7 +48,7 @@ def attend(attention: Attention, query: Tensor, keys: Tensor, padding_mask: Tens
 ENERGY_VALUES = 1 << 23  # tanh values held at a time by ``additive_energies`` (32 MB in float32)
 
 
-def additive_energies(projected: Tensor, query_terms: Tensor, score: Tensor) -> Tensor:
+def additive_energies(projected: Tensor, query_terms: Tensor, score: Tensor, tanh: Tanh) -> Tensor:
     """tanh(U_a h + W_a s) v_a: projected G x S x n', query_terms G x k x 1 x n', score 1 x n'.
     Over many queries (the alignment head's k = T in a forced pass) a few of the k at a time,
     so that the G x k x S x n' sum and tanh are never held whole."""
@@ -66,39 +69,41 @@ class _AdditiveEnergies(torch.autograd.Function):
     memory it saves: ``benchmarks/changes.md``."""
 
     @staticmethod
-    def forward(ctx: Any, projected: Tensor, query_terms: Tensor, score: Tensor) -> Tensor:
+    def forward(ctx: Any, projected: Tensor, query_terms: Tensor, score: Tensor, tanh: Tanh) -> Tensor:
         ctx.save_for_backward(projected, query_terms, score)
-        return additive_energies(projected, query_terms, score)
+        ctx.tanh = tanh
+        return additive_energies(projected, query_terms, score, tanh)
 
     @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, Tensor, Tensor, None]:
         projected, query_terms, score = ctx.saved_tensors
         with torch.autocast(grad.device.type, enabled=False):
-            hidden = tanh(projected[:, None] + query_terms)  # y, G x k x S x n'
+            hidden = ctx.tanh(projected[:, None] + query_terms)  # y, G x k x S x n'
             grad_score = grad.reshape(1, -1) @ hidden.reshape(-1, hidden.size(-1))  # sum e' y: 1 x n'
             grad_sum = hidden.mul_(hidden).neg_().add_(1).mul_(grad[..., None]).mul_(score)  # (1 - y^2) e' v_a
         # the sum over k; in training k = 1, where sum(1) would zero-fill and add a G x S x n' tensor
         grad_projected = grad_sum.squeeze(1) if grad_sum.size(1) == 1 else grad_sum.sum(1)
-        return grad_projected, grad_sum.sum(2, keepdim=True), grad_score
+        return grad_projected, grad_sum.sum(2, keepdim=True), grad_score, None
 
 
-def additive(attention: AdditiveAttention, query: Tensor, keys: Tensor, products: StepProduct) -> Tensor:
+def additive(attention: AdditiveAttention, query: Tensor, keys: Tensor, products: StepProduct, tricks: Tricks) -> Tensor:
     """The sum, the tanh and v_a's weighted sum over n' run in the keys' dtype: over G x k x S x n'
     values, casting to bfloat16 and back would cost more than the small v_a product saves."""
     groups, _, hidden = keys.shape
     query_terms = products(query, attention.query_projection).view(groups, -1, 1, hidden)  # W_a s: G x k x 1 x n'
-    return summed_energies(keys, query_terms.to(keys.dtype), attention.score.weight.to(keys.dtype))
+    return summed_energies(keys, query_terms.to(keys.dtype), attention.score.weight.to(keys.dtype), tricks)
 
 
-def summed_energies(keys: Tensor, query_terms: Tensor, score: Tensor) -> Tensor:
-    """``additive_energies`` outside autocast, by ``_AdditiveEnergies`` where gradients are recorded."""
+def summed_energies(keys: Tensor, query_terms: Tensor, score: Tensor, tricks: Tricks) -> Tensor:
+    """``additive_energies`` outside autocast, by ``_AdditiveEnergies`` where gradients are recorded
+    and the engine has the trick (else autograd's backward through the same forward)."""
     with torch.autocast(keys.device.type, enabled=False):
-        if torch.is_grad_enabled():
-            return _AdditiveEnergies.apply(keys, query_terms, score)
-        return additive_energies(keys, query_terms, score)
+        if torch.is_grad_enabled() and tricks.energies_backward:
+            return _AdditiveEnergies.apply(keys, query_terms, score, tricks.tanh)
+        return additive_energies(keys, query_terms, score, tricks.tanh)
 
 
-def general(attention: GeneralAttention, query: Tensor, keys: Tensor, products: StepProduct) -> Tensor:
+def general(attention: GeneralAttention, query: Tensor, keys: Tensor, products: StepProduct, tricks: Tricks) -> Tensor:
     groups, _, size = keys.shape
     with torch.autocast(keys.device.type, enabled=False):
         return query.to(keys.dtype).view(groups, -1, size) @ keys.transpose(1, 2)  # G x k x S

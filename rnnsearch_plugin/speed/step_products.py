@@ -14,8 +14,8 @@ only after every step that used the operand. The gradient is the same sum of the
 taken in one; a test compares every parameter's gradient with autograd's through the literal
 equations. What it saves: ``benchmarks/changes.md``.
 
-Without autograd (decoding, validation), or on a device other than the CPU (``routes.py``), the
-products are plain ones.
+Without autograd (decoding, validation), or where the engine leaves the trick out (``tricks.py``),
+the products are plain ones.
 """
 
 from typing import Any, Callable, Optional, Union
@@ -24,7 +24,6 @@ import torch
 from torch import Tensor, nn
 
 from .precision import product_dtype
-from .routes import measured_on
 
 Operand = Union[nn.Linear, Tensor]
 StepProduct = Callable[[Tensor, Any], Tensor]  # (x, operand) -> x times the operand
@@ -81,12 +80,11 @@ class _StepProduct(torch.autograd.Function):
 
 class StepProducts:
     """``multiply(x, operand)`` = x W^T for an ``nn.Linear`` without bias, x @ M for a tensor M,
-    with dL/dW (dL/dM) deferred as above when autograd records (``like``: a tensor of the
-    recurrence, for the products' dtype, and its device: elsewhere than on the CPU, plain products,
-    ``routes.py``)."""
+    with dL/dW (dL/dM) deferred as above when ``deferred`` and autograd records (``like``: a tensor
+    of the recurrence, for the products' dtype)."""
 
-    def __init__(self, like: Tensor) -> None:
-        self.deferred = torch.is_grad_enabled() and measured_on(like.device)
+    def __init__(self, like: Tensor, deferred: bool) -> None:
+        self.deferred = deferred and torch.is_grad_enabled()
         self.dtype = product_dtype(like)
         self.shared: dict[int, tuple[Tensor, _Tape]] = {}
 

@@ -10,6 +10,7 @@ from sacremoses import MosesTokenizer
 from rnnsearch_plugin.analysis import bleu
 from rnnsearch_plugin.analysis.training_log import read_training_log
 from rnnsearch_plugin.data.textio import read_lines, write_atomic
+from rnnsearch_plugin.speed.tricks import Tricks
 
 
 def test_bleu_figures_equal_sacrebleus_own_on_the_same_files(evaluation, multi30k, tmp_path):
@@ -93,11 +94,14 @@ def test_train_nll_leaves_out_what_a_guided_runs_loss_adds(checkpoint, tmp_path)
     assert (plain["alignment_lambda"], statistics["alignment_lambda"]) == (0.0, 2.0)
 
 
-def test_training_precision_is_the_one_the_model_summary_names(checkpoint, tmp_path):
-    """fairseq-train --amp logs the model summary with RNNSearchModel.extra_repr's bfloat16 line
-    (tests/speed/test_precision.py checks its text in a real run)."""
-    log = (checkpoint.parent / "train.log").read_text().replace("(encoder)", "bfloat16 products on the CPU (--amp)\n  (encoder)", 1)
-    (tmp_path / "train.log").write_text(log)
+def test_training_precision_is_the_one_the_engines_record_names(checkpoint, tmp_path):
+    """fairseq-train logs the model summary with the engine's record (``CpuDecoder.extra_repr``):
+    float32 in the fixture's run, bfloat16 where the record says so (tests/speed/test_precision.py
+    reads it from a real --amp run where the processor has bfloat16 arithmetic)."""
+    log = (checkpoint.parent / "train.log").read_text()
+    assert read_training_log(checkpoint.parent / "train.log")["precision"] == "float32"
+    assert log.count(Tricks().summary()) == 1
+    (tmp_path / "train.log").write_text(log.replace(Tricks().summary(), Tricks(bfloat16=True).summary()))
     assert read_training_log(tmp_path / "train.log")["precision"] == "bfloat16 (--amp)"
 
 

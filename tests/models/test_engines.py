@@ -1,15 +1,19 @@
 """The engines against each other: the CPU engine (``speed/cpu.py``) runs the reference's
-parameters (``models/``) to the same numbers in float64, in training and in beam search, and
-hands over to the reference on a device it was not measured on; every checkpoint loads into
-either (``tests/models/test_equations.py`` compares each with the literal equations)."""
+parameters (``models/``) to the same numbers in float64, in training and in beam search, with
+every trick and with each left out (``--engine-tricks``); ``auto`` is the CPU engine where the model
+runs on the CPU; every checkpoint loads into either (``tests/models/test_equations.py`` compares
+each with the literal equations)."""
 
 import pytest
 import torch
 from conftest import SOURCES, TARGETS, build, pad_batch
 from fairseq.sequence_generator import SequenceGenerator
 
+from rnnsearch_plugin.models.decoder import ConditionalGRUDecoder
 from rnnsearch_plugin.speed import cpu
-from rnnsearch_plugin.speed.beam_reordering import SENTENCE
+from rnnsearch_plugin.speed.tricks import Tricks
+
+LEFT_OUT = [*(",".join(other for other in Tricks.names() if other != trick) for trick in Tricks.names()), "none"]
 
 
 def loss_and_gradients(model, left_pad: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -26,8 +30,9 @@ def loss_and_gradients(model, left_pad: bool) -> tuple[torch.Tensor, dict[str, t
 
 
 @pytest.mark.parametrize("left_pad", [True, False])
-def test_the_engine_computes_what_the_reference_computes(variant, left_pad):
-    reference, engine = build(**variant, engine="reference"), build(**variant, engine="cpu")
+@pytest.mark.parametrize("tricks", ["all", *LEFT_OUT])
+def test_the_engine_computes_what_the_reference_computes(variant, left_pad, tricks):
+    reference, engine = build(**variant, engine="reference"), build(**variant, engine="cpu", engine_tricks=tricks)
     assert engine.state_dict().keys() == reference.state_dict().keys()
     engine.load_state_dict(reference.state_dict())
     expected, expected_gradients, expected_attn = loss_and_gradients(reference, left_pad)
@@ -45,8 +50,9 @@ def search(model, beam: int) -> list[list[dict]]:
     return SequenceGenerator([model], model.decoder.dictionary, beam_size=beam, max_len_a=0, max_len_b=8).generate([model], sample)
 
 
-def test_beam_search_finds_the_same_hypotheses_in_either_engine(variant):
-    reference, engine = build(**variant, engine="reference"), build(**variant, engine="cpu")
+@pytest.mark.parametrize("tricks", ["all", *LEFT_OUT])
+def test_beam_search_finds_the_same_hypotheses_in_either_engine(variant, tricks):
+    reference, engine = build(**variant, engine="reference"), build(**variant, engine="cpu", engine_tricks=tricks)
     for found, expected in zip(search(engine, 3), search(reference, 3)):
         assert [h["tokens"].tolist() for h in found] == [h["tokens"].tolist() for h in expected]
         torch.testing.assert_close(
@@ -54,14 +60,25 @@ def test_beam_search_finds_the_same_hypotheses_in_either_engine(variant):
         )
 
 
-def test_auto_hands_over_to_the_reference_where_the_engine_was_not_measured(variant, monkeypatch):
-    """--engine auto on another device (here: the CPU engine told it was not measured on the CPU)
-    runs the reference's route, to the same numbers."""
-    reference, auto = build(**variant, engine="reference"), build(**variant, engine="auto")
-    assert type(auto.decoder) is cpu.CpuDecoder
-    src = pad_batch(SOURCES, auto.encoder.padding_idx, left=True)
-    assert SENTENCE in auto.encoder(src)
-    monkeypatch.setattr(cpu, "measured_on", lambda device: False)
-    assert SENTENCE not in auto.encoder(src)
-    for found, expected in zip(search(auto, 3), search(reference, 3)):
-        assert [h["tokens"].tolist() for h in found] == [h["tokens"].tolist() for h in expected]
+@pytest.mark.parametrize("grouped", [True, False])
+def test_beam_search_holds_the_source_side_once_per_sentence_with_beam_reordering(variant, grouped):
+    """What the trick is for (``speed/beam_reordering.py``): at every step of a beam of 3 the
+    decoder reads one row of annotations per sentence, not one per hypothesis as without it."""
+    engine = build(**variant, engine="cpu", engine_tricks="all" if grouped else "tanh-route")
+    rows, read = [], engine.decoder.extract_features
+
+    def counted(prev_output_tokens, encoder_out, incremental_state=None, **unused):
+        rows.append((len(prev_output_tokens), len(encoder_out["padding_mask"])))
+        return read(prev_output_tokens, encoder_out, incremental_state)
+
+    engine.decoder.extract_features = counted
+    search(engine, 3)
+    assert len(rows) > 3 and all(hypotheses == (3 if grouped else 1) * sentences for hypotheses, sentences in rows)
+
+
+@pytest.mark.parametrize("cuda,cpu_option,engine", [(False, False, "cpu"), (True, False, "reference"), (True, True, "cpu")])
+def test_auto_is_the_cpu_engine_where_the_model_runs_on_the_cpu(variant, monkeypatch, cuda, cpu_option, engine):
+    """Where fairseq places the model: on the CPU without CUDA or with --cpu, else on the GPU."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    decoder = build(**variant, engine="auto", cpu=cpu_option).decoder
+    assert type(decoder) is (cpu.CpuDecoder if engine == "cpu" else ConditionalGRUDecoder)

@@ -17,7 +17,8 @@ import pytest
 import torch
 from conftest import REPO, generate, generate_command, initialized, lines_of, losses_by_update, pad_batch, run, train_command
 
-from rnnsearch_plugin.speed import precision
+from rnnsearch_plugin.speed import engines, precision
+from rnnsearch_plugin.speed.tricks import Tricks
 
 UPDATES = 200
 VOCAB = 40
@@ -63,7 +64,7 @@ def half_precision(model: torch.nn.Module, device: str):
     """Where the model's products run in bfloat16: the plugin's --amp on the CPU, fairseq's
     --amp (CUDA autocast) on a GPU."""
     if device == "cpu":
-        model.set_cpu_bfloat16(True)
+        engines.set_bfloat16(model, True)
         return torch.autocast("cpu", enabled=False)
     return torch.autocast(device, dtype=torch.bfloat16)
 
@@ -129,7 +130,7 @@ def spread_model_and_batch(device: str):
 def test_cpu_bfloat16_attention_is_the_float32_attention(mode):
     model, (src, lengths, prev), reference_probs, reference_alpha = spread_model_and_batch("cpu")
     if mode == "training":  # fairseq-train --amp: float32 weights, bfloat16 products
-        model.set_cpu_bfloat16(True)
+        engines.set_bfloat16(model, True)
     else:  # fairseq-generate --amp: the weights stored in bfloat16 once
         model.prepare_for_inference_(SimpleNamespace(common=SimpleNamespace(amp=True), generation=None))
         assert next(model.parameters()).dtype == torch.bfloat16
@@ -159,7 +160,7 @@ def test_recurrent_states_stay_float32_over_a_long_sentence():
     lengths = torch.tensor([300, 300])
     with torch.no_grad():
         reference = model.encoder(src, lengths)
-        model.set_cpu_bfloat16(True)
+        engines.set_bfloat16(model, True)
         mixed = model.encoder(src, lengths)
     assert mixed["annotations"].dtype == mixed["summary"].dtype == torch.float32
     torch.testing.assert_close(mixed["annotations"], reference["annotations"], rtol=0, atol=0.05)
@@ -170,7 +171,7 @@ def test_without_bfloat16_arithmetic_the_model_keeps_float32(monkeypatch, caplog
     model = small_model("rnnsearch", "cpu")
     src, lengths, prev, _ = reversal_batches("cpu", count=1)[0]
     with caplog.at_level(logging.WARNING):
-        assert model.set_cpu_bfloat16(True) is False
+        assert engines.set_bfloat16(model, True) is False
     assert [r.getMessage() for r in caplog.records] == [
         "--amp: this processor has no bfloat16 arithmetic (no AVX512-BF16 or AMX), so the model runs in float32"
     ]
@@ -205,7 +206,7 @@ def test_amp_training_runs_in_bfloat16_and_stops_on_divergence_in_one_line(multi
     command += ["--amp", "--save-dir", str(tmp_path / "amp")]
     trained = run(*command)
     half = losses_by_update(trained.stdout)
-    assert "\n  bfloat16 products on the CPU (--amp)\n  (encoder)" in trained.stdout + trained.stderr  # the model summary
+    assert Tricks(bfloat16=True).summary() in trained.stdout + trained.stderr  # the model summary
     assert "Disabling" not in trained.stderr
     assert half.keys() == full.keys()
     assert all(abs(float(half[u]) - float(full[u])) < 0.02 * float(full[u]) for u in full)

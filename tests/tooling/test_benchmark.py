@@ -2,7 +2,6 @@
 an entry there is a --sections choice, runs, and adds its table to OUT/results.md, and a section
 brings along the sections it reads."""
 
-import inspect
 import json
 import sys
 
@@ -52,31 +51,18 @@ def test_sections_run_in_the_registrys_order_with_those_they_read():
     assert [name for name, section in SECTIONS.items() if section.default] == ["train", "decode", "paper", "memory"]
 
 
-def test_every_trick_is_switched_off_where_the_plugin_reads_it(monkeypatch):
-    """Each trick of the tricks section names a route the plugin really takes on this CPU, and its
-    switch turns that route off; a renamed module or function fails here rather than leaving the
-    section to measure the same code twice."""
-    import importlib
+def test_every_engine_trick_is_measured_switched_off_by_the_public_option_alone():
+    """The tricks section measures every trick of the engine (``speed/tricks.py``), each switched
+    off through --engine-tricks: the engine that option builds has that trick off and every other on."""
+    from benchmarking.tricks import TRICKS, engine_tricks
 
-    import torch
-    from benchmarking.tricks import TRICKS, switch_off
+    from rnnsearch_plugin.speed.tricks import Tricks
 
-    from rnnsearch_plugin.speed import scores as attention
-
-    monkeypatch.setattr(attention._AdditiveEnergies, "apply", attention._AdditiveEnergies.apply)
-    for trick, (how, _) in TRICKS.items():
-        if how == "criterion":
-            continue
-        module = attention if how == "energies" else importlib.import_module(f"rnnsearch_plugin.{how}")
-        reads = "_AdditiveEnergies.apply" if how == "energies" else "measured_on("
-        assert reads in inspect.getsource(module), trick
-        if how != "energies":
-            monkeypatch.setattr(module, "measured_on", module.measured_on)
-            assert module.measured_on(torch.device("cpu")), f"{trick}: not taken on the CPU, nothing to switch off"
-        switch_off(trick)
-        if how != "energies":
-            assert not module.measured_on(torch.device("cpu")), trick
-    assert attention._AdditiveEnergies.apply is attention.additive_energies
+    assert set(Tricks.names()) <= TRICKS.keys()
+    for trick in Tricks.names():
+        chosen = Tricks.chosen(engine_tricks(trick), bfloat16=False)
+        assert [name for name in Tricks.names() if not getattr(chosen, name.replace("-", "_"))] == [trick]
+    assert Tricks.chosen(engine_tricks(None), bfloat16=False) == Tricks()
 
 
 def test_before_and_after_compare_each_run_with_the_lstm_of_the_same_repeat():

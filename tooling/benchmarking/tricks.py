@@ -3,10 +3,9 @@ measured with and without it, alternated, in one run. The rule it serves (CONTRI
 trick stays only where it buys at least 5% of that step (or, for one kept for memory, 5% of its
 peak) on the processor measured.
 
-A trick is switched off as the plugin switches it off on a device it was not measured on
-(``rnnsearch_plugin/speed/routes.py``): its module's ``measured_on`` answers False, so the module
-takes torch's own route; the attention's hand-written backward gives way to autograd through the
-same forward (``additive_energies``); the chunked criterion to fairseq's cross_entropy. bfloat16
+A trick is switched off through the model's public option ``--engine-tricks``
+(``rnnsearch_plugin/speed/tricks.py``), which names every trick but that one, so the engine takes
+torch's own route for it; the chunked criterion gives way to fairseq's cross_entropy. bfloat16
 (``--amp``) is not here: the train, decode and paper sections measure every model with and
 without it.
 
@@ -18,7 +17,6 @@ peak of one rnnsearch_small step on ``--memory-sentences`` pairs of the longest 
 """
 
 import argparse
-import importlib
 import logging
 import re
 import statistics
@@ -30,27 +28,23 @@ from .fairseq_options import device_flags, generate_options, trainer_options
 from .sections import checkpoints, run_worker
 from .variants import CHUNKED, CROSS_ENTROPY
 
-TRICKS = {  # name -> (how it is switched off, the steps it serves)
-    "tanh route": ("speed.activations", ("train", "paper", "beam")),
-    "step products": ("speed.step_products", ("train", "paper", "memory")),
-    "energies backward": ("energies", ("train", "paper", "memory")),
-    "beam reordering": ("speed.beam_reordering", ("beam",)),
-    "chunked criterion": ("criterion", ("train", "paper", "memory")),
+TRICKS = {  # name -> the steps it serves
+    "tanh-route": ("train", "paper", "beam"),
+    "step-products": ("train", "paper", "memory"),
+    "energies-backward": ("train", "paper", "memory"),
+    "beam-reordering": ("beam",),
+    "chunked criterion": ("train", "paper", "memory"),
 }
 STEPS = {"train": "target tokens/s", "paper": "s/update", "beam": "sentences/s", "memory": "peak MB"}
 METRIC = {"train": "wps", "paper": "seconds_per_update", "beam": "sentences_per_second", "memory": "peak_mb"}
 ALL_ON = "all on"
 
 
-def switch_off(trick: str) -> None:
-    """Inside a worker: take torch's own route for ``trick`` (``TRICKS``)."""
-    how = TRICKS[trick][0]
-    if how == "energies":
-        from rnnsearch_plugin.speed import scores
+def engine_tricks(trick: str | None) -> str:
+    """``--engine-tricks`` with every engine trick but ``trick``."""
+    from rnnsearch_plugin.speed.tricks import Tricks
 
-        scores._AdditiveEnergies.apply = staticmethod(scores.additive_energies)
-    elif how != "criterion":
-        importlib.import_module(f"rnnsearch_plugin.{how}").measured_on = lambda device: False
+    return ",".join(name for name in Tricks.names() if name != trick) or "none"
 
 
 def criterion(trick: str | None) -> str:
@@ -73,14 +67,11 @@ def beam_search(args: list[str]) -> dict[str, float]:
 
 
 def trick_worker(job: dict[str, Any]) -> dict[str, Any]:
-    """``benchmark.py --worker trick JOB``: the step's own worker, the trick switched off first in
-    the plugin that ``--user-dir`` loads (imported first as fairseq imports it, so that the step's
-    own ``--user-dir`` finds it loaded)."""
+    """``benchmark.py --worker trick JOB``: the step's own worker, the plugin loaded as
+    ``--user-dir`` loads it."""
     from fairseq.utils import import_user_module
 
     import_user_module(argparse.Namespace(user_dir="rnnsearch_plugin"))
-    if job["without"]:
-        switch_off(job["without"])
     if job["step"] == "beam":
         return beam_search(job["args"])
     return workers.WORKERS[job["step"]](job)
@@ -88,12 +79,12 @@ def trick_worker(job: dict[str, Any]) -> dict[str, Any]:
 
 def job(opts: argparse.Namespace, step: str, trick: str | None, save: bool) -> dict[str, Any]:
     """One worker's job; ``save``: the train step's run that writes the beam step's checkpoint."""
-    common = {"step": step, "without": trick, "device": opts.device}
+    common = {"step": step, "without": trick, "device": opts.device, "tricks": engine_tricks(trick)}
     if step == "train":
         loss = CROSS_ENTROPY if trick == "chunked criterion" else CHUNKED
         return {
             **common,
-            "args": [*trainer_options(opts), "--arch", "rnnsearch_small", *loss],
+            "args": [*trainer_options(opts), "--arch", "rnnsearch_small", *loss, "--engine-tricks", engine_tricks(trick)],
             "warmup": opts.warmup,
             "updates": opts.updates,
             "count_flops": False,
@@ -105,6 +96,8 @@ def job(opts: argparse.Namespace, step: str, trick: str | None, save: bool) -> d
             "args": [
                 *generate_options(opts, checkpoint(opts), 5),
                 "--quiet",
+                "--model-overrides",
+                repr({"engine_tricks": engine_tricks(trick)}),
                 *device_flags(opts.device),
             ],
         }
@@ -125,7 +118,7 @@ def tricks_section(opts: argparse.Namespace) -> dict[str, Any]:
     off, alternated ``--repeats`` times, each run in a fresh process."""
     runs: dict[str, dict[str, list[float]]] = {}
     for step in STEPS:
-        rows = [ALL_ON, *(trick for trick, (_, steps) in TRICKS.items() if step in steps)]
+        rows = [ALL_ON, *(trick for trick, steps in TRICKS.items() if step in steps)]
         runs[step] = {row: [] for row in rows}
         for repeat in range(opts.repeats):
             for row in rows:

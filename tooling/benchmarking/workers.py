@@ -109,12 +109,19 @@ def counted_flops_per_token(step: Callable[[], int]) -> float:
 
 
 def synthetic_step(
-    arch: str, vocab: int, sentences: int, length: int, device: str, dtype: str = "float32", criterion: str = "cross_entropy"
+    arch: str,
+    vocab: int,
+    sentences: int,
+    length: int,
+    device: str,
+    dtype: str = "float32",
+    criterion: str = "cross_entropy",
+    tricks: str = "all",
 ) -> tuple[Callable[[], int], Any]:
     """A training step of ``arch`` on random sentence pairs (T_x = T_y = length) with the paper's
     Adadelta and gradient rescaling (B.2: ``--optimizer rnnsearch_adadelta``, as fairseq's trainer
-    calls it) and the cost per sentence; returns (step, model). On a CPU bfloat16 is the plugin's
-    --amp; on a GPU, autocast as fairseq's --amp."""
+    calls it) and the cost per sentence, the engine's ``tricks`` as --engine-tricks names them;
+    returns (step, model). On a CPU bfloat16 is the plugin's --amp; on a GPU, autocast as fairseq's --amp."""
     from argparse import Namespace
     from types import SimpleNamespace
 
@@ -130,11 +137,10 @@ def synthetic_step(
     dictionary = Dictionary()
     for index in range(vocab):
         dictionary.add_symbol(f"w{index}")
-    args = Namespace(arch=arch)
+    args = Namespace(arch=arch, amp=device == "cpu" and dtype == "bfloat16", cpu=device == "cpu", engine_tricks=tricks)
     ARCH_CONFIG_REGISTRY[arch](args)
     task = SimpleNamespace(source_dictionary=dictionary, target_dictionary=dictionary)
     model = ARCH_MODEL_REGISTRY[arch].build_model(args, task).to(device).train()
-    model.set_cpu_bfloat16(device == "cpu" and dtype == "bfloat16")
     loss_of = {"cross_entropy": CrossEntropyCriterion, "chunked_cross_entropy": ChunkedCrossEntropyCriterion}[criterion](
         task, sentence_avg=True
     )
@@ -179,10 +185,12 @@ def matmul_flops_per_second(device: str, dtype: str = "float32", size: int = 409
 def paper_worker(job: dict[str, Any]) -> dict[str, Any]:
     """The paper section's step: seconds per update, target tokens/s, model FLOP/s (A.2's count)
     against the matmul peak of the step's dtype in this process, and peak memory."""
-    from rnnsearch_plugin.speed.flops import ModelSize, training_flops
+    from .flops import ModelSize, training_flops
 
     device, length, sentences = job["device"], job["length"], job["sentences"]
-    step, model = synthetic_step(job["arch"], job["vocab"], sentences, length, device, job["dtype"], job["criterion"])
+    step, model = synthetic_step(
+        job["arch"], job["vocab"], sentences, length, device, job["dtype"], job["criterion"], job.get("tricks", "all")
+    )
     timed(device, [step] * job["warmup"])
     reset_peak_memory(device)
     seconds, tokens = timed(device, [step] * job["updates"])
@@ -203,7 +211,14 @@ def memory_worker(job: dict[str, Any]) -> dict[str, Any]:
     """The process's peak memory over one step, and the step's own (the peak less what the
     process held before it)."""
     step, _ = synthetic_step(
-        job["arch"], job["vocab"], job["sentences"], job["length"], job["device"], job.get("dtype", "float32"), job["criterion"]
+        job["arch"],
+        job["vocab"],
+        job["sentences"],
+        job["length"],
+        job["device"],
+        job.get("dtype", "float32"),
+        job["criterion"],
+        job.get("tricks", "all"),
     )
     step()  # allocates the optimizer's state and the criterion's kept buffers
     resident = process_memory_mb("VmRSS") if job["device"] == "cpu" else 0.0

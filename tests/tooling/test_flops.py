@@ -1,11 +1,14 @@
-"""The analytic multiply-add count of A.2 (``speed/flops.py``) against torch's FLOP counter."""
+"""The analytic multiply-add count of A.2 (``tooling/benchmarking/flops.py``) against torch's FLOP counter."""
+
+import sys
 
 import pytest
 import torch
-from conftest import build
+from conftest import REPO, build
 from torch.utils.flop_counter import FlopCounterMode
 
-from rnnsearch_plugin.speed.flops import MULTIPLY_ADDS, ModelSize, forward_multiply_adds, measured_multiply_adds
+sys.path.insert(0, str(REPO / "tooling"))
+from benchmarking.flops import MULTIPLY_ADDS, ModelSize, forward_multiply_adds, measured_multiply_adds  # noqa: E402
 
 
 @pytest.mark.parametrize("source_length,target_length", [(7, 5), (3, 9)])

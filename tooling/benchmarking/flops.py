@@ -33,7 +33,7 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from ..models.attention import AdditiveAttention, Attention, GeneralAttention
+from rnnsearch_plugin.models.attention import AdditiveAttention, Attention, GeneralAttention
 
 
 def additive_multiply_adds(attention: AdditiveAttention, source_length: int, target_length: int) -> int:

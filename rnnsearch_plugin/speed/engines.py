@@ -49,13 +49,13 @@ def build(cfg: Any, *, encoder: dict[str, Any], decoder: dict[str, Any], alignme
     ``--amp``) and the device choose, from their constructors' arguments, and the decoder's
     alignment head from its own (None: no head)."""
     name = str(safe_getattr(cfg, "engine", None) or "auto")
-    on_cpu = runs_on_cpu(cfg)
+    on_cpu, amp = runs_on_cpu(cfg), safe_getattr(cfg, "amp", False) is True  # amp: II("common.amp"), unresolved outside fairseq
     if name == "reference" or (name == "auto" and not on_cpu):
-        if safe_getattr(cfg, "amp", False) is True and on_cpu:
+        if amp and on_cpu:
             warn_no_bfloat16_route()
         head = None if alignment_head is None else AlignmentHead(**alignment_head)
         return RecurrentEncoder(**encoder), ConditionalGRUDecoder(**decoder, alignment_head=head)
-    bfloat16 = on_cpu and precision.cpu_bfloat16_available(safe_getattr(cfg, "amp", False) is True)
+    bfloat16 = on_cpu and precision.cpu_bfloat16_available(amp)
     tricks = Tricks.chosen(str(safe_getattr(cfg, "engine_tricks", None) or ALL), bfloat16)
     head = None if alignment_head is None else CpuAlignmentHead(tricks, **alignment_head)
     return CpuEncoder(tricks, **encoder), CpuDecoder(tricks, **decoder, alignment_head=head)

@@ -15,7 +15,7 @@
 # Environment: MULTI30K_DIR (local raw files; default: download from the official repository),
 # SRC and TGT (the direction: en and fr by default, or fr and en), WORK (output folder, default
 # work/quickstart, work/quickstart.fr-en for Fr->En), MAX_UPDATE (default: the recipe's, 2000),
-# TRAIN_MINUTES (the time cap, default 45; a rerun with the same WORK resumes where the last one
+# TRAIN_MINUTES (the time cap, default 75; a rerun with the same WORK resumes where the last one
 # stopped), ARCH (default: the recipe's, rnnsearch_small; rnnencdec_small for the baseline), BEAM
 # (default 5), AMP (default 1: --amp, bfloat16 products where the processor has them, else one line
 # and float32; 0: float32), ALIGNMENT_GOLD_DIR (the Hansards' gold alignments for the AER; default:
@@ -31,7 +31,7 @@ TGT=${TGT:-fr}
 if [[ "$SRC-$TGT" == en-fr ]]; then WORK=${WORK:-work/quickstart}; else WORK=${WORK:-work/quickstart.$SRC-$TGT}; fi
 RECIPE=configs/quickstart.yaml
 MAX_UPDATE=${MAX_UPDATE:-$(python scripts/recipe.py "$RECIPE" --get optimization.max_update)}
-TRAIN_MINUTES=${TRAIN_MINUTES:-45}
+TRAIN_MINUTES=${TRAIN_MINUTES:-75}
 ARCH=${ARCH:-$(python scripts/recipe.py "$RECIPE" --get model._name)}
 BEAM=${BEAM:-5}
 PRECISION=()

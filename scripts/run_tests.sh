@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up, then run the whole test suite (16 to 23 minutes on 2 cores, by the machine; run it after the quickstart,
+# Set up, then run the whole test suite (the README gives its time on 2 cores; run it after the quickstart,
 # not beside it). The page's tests drive headless Chromium, and the heatmap's font tests need the
 # Noto fonts: where these are missing and this user may install Debian's packages (root, or sudo
 # without a password), they are installed first (scripts/install_browser.sh, scripts/install_fonts.sh).

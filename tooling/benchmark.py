@@ -39,7 +39,9 @@ Sections (``--sections``, default train,decode,paper,memory):
           ``scripts/activate.sh``: freed memory stays in the process), alternated.
   tricks  what each speed trick of the plugin buys on the whole step it serves (training, the
           paper-size step, beam search, peak memory), with and without it, alternated
-          (``benchmarking/tricks.py``); not run by default.
+          (``benchmarking/tricks.py``); not run by default. ``--trick-steps`` chooses the steps:
+          two invocations with ``--update`` and one OUT, each pinned to a core (``taskset -c N``,
+          OMP_NUM_THREADS=1), measure half the steps each, and the one that ends last keeps both.
 
 Every section runs with the allocator settings of the benchmark's own environment; the
 report's header names them.
@@ -63,7 +65,9 @@ from benchmarking.environment import environment  # tooling/ is on the path when
 from benchmarking.fairseq_options import QUICKSTART_BATCH, binarized_pair
 from benchmarking.registry import SECTIONS, to_run
 from benchmarking.report import header
-from benchmarking.sections import checkpoints, run_worker
+from benchmarking.sections import baseline_script, checkpoints, run_worker
+from benchmarking.tricks import STEPS as TRICK_STEPS
+from benchmarking.tricks import checkpoint as trick_checkpoint
 from benchmarking.tricks import trick_worker
 from benchmarking.workers import WORKERS
 
@@ -98,14 +102,27 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--lengths", type=lambda s: [int(n) for n in s.split(",")], default=[10, 20, 40, 60, 80, 100])
     parser.add_argument("--memory-sentences", type=int, default=64)
-    parser.add_argument("--update", action="store_true", help="keep the other sections of OUT/results.json and replace the ones run")
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="keep the other sections of OUT/results.json (read when this run ends) and replace the ones run, "
+        "or, for tricks, the steps run: two invocations on two cores (taskset -c N) can share one OUT",
+    )
+    parser.add_argument("--trick-steps", default=",".join(TRICK_STEPS), help=f"the tricks section's steps, of {','.join(TRICK_STEPS)}")
     opts = parser.parse_args(argv)
     opts.sections = opts.sections.split(",")
+    opts.trick_steps = opts.trick_steps.split(",")
+    if set(opts.trick_steps) - TRICK_STEPS.keys():
+        parser.error(f"--trick-steps {','.join(opts.trick_steps)}: choose from {','.join(TRICK_STEPS)}")
     unknown = set(opts.sections) - SECTIONS.keys()
     if unknown:
         parser.error(f"unknown sections {sorted(unknown)}: choose from {','.join(SECTIONS)}")
+    if "tricks" in opts.sections and "beam" in opts.trick_steps and "train" not in opts.trick_steps and not trick_checkpoint(opts).exists():
+        parser.error(
+            f"--trick-steps beam translates with the train step's checkpoint, and {trick_checkpoint(opts)} is not there: add train"
+        )
     if opts.baseline is not None:
-        if not (opts.baseline / "scripts" / "benchmark.py").exists():
+        if baseline_script(opts.baseline) is None:
             parser.error(f"--baseline {opts.baseline}: no tooling/benchmark.py there; give a checkout of this repository")
         opts.baseline_commit = subprocess.run(
             ["git", "-C", str(opts.baseline), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
@@ -131,12 +148,15 @@ def main(argv: list[str]) -> None:
     checkpoints(opts).mkdir(exist_ok=True)
     results: dict[str, Any] = {"environment": environment(opts.device), "command": " ".join(["python", "tooling/benchmark.py", *argv])}
     if opts.update and (opts.out / "results.json").exists():
-        earlier = json.loads((opts.out / "results.json").read_text())
-        results = {**earlier, "updated": f"{', '.join(opts.sections)} by `{results['command']}` on {results['environment']['date']}"}
-    if "peaks" not in results:
+        results["peaks"] = json.loads((opts.out / "results.json").read_text()).get("peaks")
+    if results.get("peaks") is None and any(SECTIONS[name].peaks for name in to_run(opts.sections)):
         results["peaks"] = run_worker("peaks", {"device": opts.device})
-    for name in to_run(opts.sections):
-        results[name] = SECTIONS[name].run(opts)
+    measured = {name: SECTIONS[name].run(opts) for name in to_run(opts.sections)}
+    if opts.update and (opts.out / "results.json").exists():  # read now: another invocation may have written since
+        earlier = json.loads((opts.out / "results.json").read_text())
+        measured = {name: SECTIONS[name].merge(earlier.get(name), record) for name, record in measured.items()}
+        results = {**earlier, "updated": f"{', '.join(opts.sections)} by `{results['command']}` on {results['environment']['date']}"}
+    results.update(measured)
     (opts.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     (opts.out / "results.md").write_text(markdown(results))
     print(f"| wrote {opts.out / 'results.md'} and results.json")

@@ -146,7 +146,7 @@ def test_the_quickstart_trains_what_its_config_says(multi30k, tmp_path):
     }
     result = subprocess.run(["bash", str(box / "scripts" / "quickstart.sh")], env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    assert "| 2/5 training rnnsearch_small for 2 updates, at most 45 minutes" in result.stdout, result.stdout[-2000:]
+    assert "| 2/5 training rnnsearch_small for 2 updates, at most 75 minutes" in result.stdout, result.stdout[-2000:]
     saved = tmp_path / "work" / "checkpoints" / "rnnsearch_small"
     cfg = torch.load(saved / "checkpoint_last.pt", weights_only=True)["cfg"]
     assert_holds(cfg, {**settings(QUICKSTART), ("optimization", "max_update"): 2})

@@ -2,6 +2,7 @@
 an entry there is a --sections choice, runs, and adds its table to OUT/results.md, and a section
 brings along the sections it reads."""
 
+import dataclasses
 import json
 import sys
 
@@ -43,6 +44,31 @@ def test_a_registered_section_is_chosen_run_and_reported(tmp_path, monkeypatch, 
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["echo"] == {"repeats": 7} and results["peaks"] == {}  # kept: no peaks worker ran
     assert (tmp_path / "results.md").read_text().endswith("## Echo\n\nrepeats 7\n")
+
+
+def test_two_invocations_on_two_cores_share_the_tricks_record_step_by_step(tmp_path, monkeypatch):
+    """With --update each invocation reads OUT/results.json when it ends: the steps the other one
+    wrote meanwhile stay, beside its own, and the report shows both."""
+    from benchmarking import tricks
+
+    def measured(opts):
+        return {"runs": {step: {tricks.ALL_ON: [1.0] * opts.repeats} for step in opts.trick_steps}, "repeats": opts.repeats}
+
+    monkeypatch.setitem(SECTIONS, "tricks", dataclasses.replace(SECTIONS["tricks"], run=measured, data=False))
+    monkeypatch.setattr(benchmark, "run_worker", lambda kind, job: pytest.fail("the tricks need no matmul peaks"))
+    for steps in ("paper,memory", "train"):
+        benchmark.main(["--out", str(tmp_path), "--sections", "tricks", "--trick-steps", steps, "--repeats", "2", "--update"])
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert list(results["tricks"]["runs"]) == ["paper", "memory", "train"] and "peaks" not in results
+    assert [line for line in (tmp_path / "results.md").read_text().splitlines() if line.startswith("### ")] == [
+        "### paper (s/update)",
+        "### memory (peak MB)",
+        "### train (target tokens/s)",
+    ]
+    benchmark.main(["--out", str(tmp_path), "--sections", "tricks", "--trick-steps", "memory", "--repeats", "3", "--update"])
+    assert list(json.loads((tmp_path / "results.json").read_text())["tricks"]["runs"]) == ["memory"]  # other repeats: replaced
+    with pytest.raises(SystemExit, match="2"):  # the beam step translates the train step's checkpoint, not yet saved
+        benchmark.parse_args(["--out", str(tmp_path), "--sections", "tricks", "--trick-steps", "beam"])
 
 
 def test_sections_run_in_the_registrys_order_with_those_they_read():

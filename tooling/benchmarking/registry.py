@@ -18,6 +18,9 @@ class Section:
     default: bool = True  # runs when --sections is not given
     data: bool = False  # trains or translates the binarized corpus of --data
     needs: tuple[str, ...] = ()  # sections that run first whenever this one runs (it reads their output)
+    peaks: bool = True  # the report's header names the matmul peaks beside its figures
+    # with --update: the record kept, from OUT/results.json's (None if it has none) and this run's
+    merge: Callable[[dict[str, Any] | None, dict[str, Any]], dict[str, Any]] = lambda earlier, new: new
 
 
 SECTIONS = {
@@ -26,7 +29,7 @@ SECTIONS = {
     "paper": Section(sections.paper_section, report.paper_table),
     "memory": Section(sections.memory_section, report.memory_table),
     "allocator": Section(sections.allocator_section, report.allocator_table, default=False, data=True),
-    "tricks": Section(tricks.tricks_section, tricks.tricks_table, default=False, data=True),
+    "tricks": Section(tricks.tricks_section, tricks.tricks_table, default=False, data=True, peaks=False, merge=tricks.merge),
 }
 
 

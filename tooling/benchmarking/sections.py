@@ -25,13 +25,18 @@ def run_worker(kind: str, job: dict[str, Any], env: dict[str, str] | None = None
     plugin (one file or this package: both take ``--worker KIND JOB``)."""
     script, env = str(COMMAND), dict(os.environ if env is None else env)
     if tree is not None:
-        script = str(tree / "scripts" / "benchmark.py")
+        script = str(baseline_script(tree))
         env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")])
     command = [sys.executable, script, "--worker", kind, json.dumps(job)]
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         raise SystemExit(f"benchmark: the {kind} worker failed ({result.returncode}):\n{result.stderr[-3000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def baseline_script(tree: Path) -> Path | None:
+    """A checkout's benchmark.py: in tooling/, or in scripts/ in a checkout from before tooling/ was split off."""
+    return next((script for script in (tree / "tooling" / "benchmark.py", tree / "scripts" / "benchmark.py") if script.exists()), None)
 
 
 def checkpoints(opts: argparse.Namespace) -> Path:

@@ -114,10 +114,10 @@ def checkpoint(opts: argparse.Namespace) -> Any:
 
 
 def tricks_section(opts: argparse.Namespace) -> dict[str, Any]:
-    """Per step (train first: it saves the beam step's checkpoint), everything on and each trick
-    off, alternated ``--repeats`` times, each run in a fresh process."""
+    """Per step of ``--trick-steps`` (train first: it saves the beam step's checkpoint), everything
+    on and each trick off, alternated ``--repeats`` times, each run in a fresh process."""
     runs: dict[str, dict[str, list[float]]] = {}
-    for step in STEPS:
+    for step in (step for step in STEPS if step in opts.trick_steps):
         rows = [ALL_ON, *(trick for trick, steps in TRICKS.items() if step in steps)]
         runs[step] = {row: [] for row in rows}
         for repeat in range(opts.repeats):
@@ -133,6 +133,13 @@ def tricks_section(opts: argparse.Namespace) -> dict[str, Any]:
     return {"runs": runs, "repeats": opts.repeats}
 
 
+def merge(earlier: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    """The steps of an earlier record (another invocation's ``--trick-steps``) with this run's, of as many repeats."""
+    if earlier is None or earlier["repeats"] != new["repeats"]:
+        return new
+    return {"runs": {**earlier["runs"], **new["runs"]}, "repeats": new["repeats"]}
+
+
 def gain(step: str, on: float, off: float) -> float:
     """What the trick buys: time (or memory) without it / with it, less one."""
     return (on / off if step in ("train", "beam") else off / on) - 1
@@ -143,7 +150,7 @@ def tricks_table(record: dict[str, Any]) -> list[str]:
     lines = [
         "## Speed tricks",
         "",
-        f"Each trick switched off as on a device it was not measured on; medians of {record['repeats']} "
+        f"Each trick switched off by ``--engine-tricks``; medians of {record['repeats']} "
         "alternated runs; gain = time (memory) without / with - 1, the ratio of the medians, and its range "
         "repeat by repeat. A trick stays where it buys 5% (CONTRIBUTING.md).",
         "",

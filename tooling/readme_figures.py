@@ -14,6 +14,7 @@ other, with nothing else running. Each records the processor it ran on.
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -32,8 +33,10 @@ PYTEST_END = re.compile(r"^=*\s*(?:(\d+) failed, )?(\d+) passed(?:, (\d+) skippe
 
 def processor() -> str:
     """The processor's model name and the flags that decide its speed here (tooling/machine.py), read by
-    the environment the command set up (this script runs before it exists)."""
-    machine = [str(REPO / ".venv" / "bin" / "python"), str(REPO / "tooling" / "machine.py")]
+    the environment the command set up (this script runs before it exists): the active virtual
+    environment, else .venv, as scripts/setup.sh chooses."""
+    environment = Path(os.environ.get("VIRTUAL_ENV") or REPO / ".venv")
+    machine = [str(environment / "bin" / "python"), str(REPO / "tooling" / "machine.py")]
     line = subprocess.run(machine, cwd=REPO, capture_output=True, text=True, check=True)
     name, flags = line.stdout.strip().split("\t")
     return f"{name} ({flags})"

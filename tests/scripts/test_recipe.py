@@ -151,4 +151,4 @@ def test_the_quickstart_trains_what_its_config_says(multi30k, tmp_path):
     cfg = torch.load(saved / "checkpoint_last.pt", weights_only=True)["cfg"]
     assert_holds(cfg, {**settings(QUICKSTART), ("optimization", "max_update"): 2})
     assert cfg["checkpoint"]["save_dir"] == str(saved) and cfg["common"]["log_file"] == str(saved / "train.log")
-    assert cfg["optimization"]["stop_time_hours"] == 0.75 and (cfg["task"]["source_lang"], cfg["task"]["target_lang"]) == ("en", "fr")
+    assert cfg["optimization"]["stop_time_hours"] == 75 / 60 and (cfg["task"]["source_lang"], cfg["task"]["target_lang"]) == ("en", "fr")

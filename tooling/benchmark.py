@@ -147,17 +147,19 @@ def main(argv: list[str]) -> None:
     opts.out.mkdir(parents=True, exist_ok=True)
     checkpoints(opts).mkdir(exist_ok=True)
     results: dict[str, Any] = {"environment": environment(opts.device), "command": " ".join(["python", "tooling/benchmark.py", *argv])}
-    if opts.update and (opts.out / "results.json").exists():
-        results["peaks"] = json.loads((opts.out / "results.json").read_text()).get("peaks")
-    if results.get("peaks") is None and any(SECTIONS[name].peaks for name in to_run(opts.sections)):
-        results["peaks"] = run_worker("peaks", {"device": opts.device})
-    measured = {name: SECTIONS[name].run(opts) for name in to_run(opts.sections)}
-    if opts.update and (opts.out / "results.json").exists():  # read now: another invocation may have written since
-        earlier = json.loads((opts.out / "results.json").read_text())
+    chosen, results_file = to_run(opts.sections), opts.out / "results.json"
+    peaks = json.loads(results_file.read_text()).get("peaks") if opts.update and results_file.exists() else None
+    if peaks is None and any(SECTIONS[name].peaks for name in chosen):
+        peaks = run_worker("peaks", {"device": opts.device})
+    if peaks is not None:
+        results["peaks"] = peaks
+    measured = {name: SECTIONS[name].run(opts) for name in chosen}
+    if opts.update and results_file.exists():  # read now: another invocation may have written since
+        earlier = json.loads(results_file.read_text())
         measured = {name: SECTIONS[name].merge(earlier.get(name), record) for name, record in measured.items()}
         results = {**earlier, "updated": f"{', '.join(opts.sections)} by `{results['command']}` on {results['environment']['date']}"}
     results.update(measured)
-    (opts.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    results_file.write_text(json.dumps(results, indent=1) + "\n")
     (opts.out / "results.md").write_text(markdown(results))
     print(f"| wrote {opts.out / 'results.md'} and results.json")
 

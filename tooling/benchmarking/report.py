@@ -26,7 +26,7 @@ def speed_cells(ours: list[float], peer: list[float], digits: int) -> list[str]:
 def header(results: dict[str, Any]) -> list[str]:
     """The machine, library versions, matmul peaks, allocator and command of the run."""
     env = results["environment"]
-    peaks = ", ".join(f"{dtype} {flops / 1e9:.0f} GFLOP/s" for dtype, flops in (results.get("peaks") or {}).items())
+    peaks = ", ".join(f"{dtype} {flops / 1e9:.0f} GFLOP/s" for dtype, flops in results.get("peaks", {}).items())
     peaks = f" Matmul peaks (4096^3, best of 5): {peaks}." if peaks else ""
     return [
         "# Benchmark results",

@@ -560,10 +560,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if unknown:
         parser.error(f"unknown stages {', '.join(sorted(unknown))}: choose from {', '.join(STAGES)}")
     if opts.device == "cpu" and "compile" in opts.stages.split(","):
-        parser.error(
-            "the compile stage runs on cuda only: on the CPU the deferred weight gradients "
-            "(speed/step_products.py) are not traceable by torch.compile"
-        )
+        parser.error("the compile stage runs on cuda only: it measures what torch.compile buys the GPU's step")
     default_out = REPO / ("benchmarks/results-h200" if opts.device == "cuda" else "work/gpu_check/results-cpu")
     opts.out = (opts.out or default_out).resolve()
     opts.work = (opts.work or REPO / "work" / "gpu_check" / opts.device).resolve()

@@ -8,10 +8,8 @@ is here: ``build_model`` builds it, and ``prepare_for_inference_`` tells it tran
 - ``recurrence``: the gated unit's step and masked recurrence with the tricks below;
 - ``context``: c_i into the GRU and the deep output, in training and in decoding;
 - ``scores``: the attention in beam search's group layout, fast routes for the known scores;
-- ``activations``: tanh by the fastest exact route of the processor's kernels;
 - ``beam_reordering``: beam search's rows, the source side held once per sentence;
-- ``step_products``: a recurrence's weight gradients in one product per sequence;
 - ``precision``: bfloat16 products on the CPU (``--amp``), states and softmax in float32;
 - ``alignment_head``: the alignment head without its large tensors kept for backward;
-- ``routes``: what the processor says of itself (its vendor picks the tanh route).
+- ``routes``: what the processor says of itself (the tutorial and the benchmarks name it by it).
 """

@@ -9,7 +9,7 @@ A context is the same in training and decoding; the decoder's loop calls it once
 
 - ``prepare(encoder_out, decoding)``: the source-side tensors, G rows each (one per sentence
   group, ``beam_reordering.py``), computed once per batch and cached while decoding;
-- ``step(query, source, padding_mask, products, tricks)``: s_{i-1}, R x n -> (C c_i: R x 3n, what
+- ``step(query, source, padding_mask, tricks)``: s_{i-1}, R x n -> (C c_i: R x 3n, what
   ``output_terms`` needs of step i or None, alpha_i: R x S or None);
 - ``output_terms(kept, source, rows)``: C_o c_i of every step at once, R x T x kl (or R x 1 x kl
   where c_i does not change), from the steps' ``kept``.
@@ -27,7 +27,6 @@ from ..models.encoder import EncoderOut
 from .beam_reordering import per_hypothesis
 from .precision import product_dtype
 from .scores import attend, prepare
-from .step_products import StepProduct
 from .tricks import Tricks
 
 StepContext = tuple[Tensor, Optional[Tensor], Optional[Tensor]]
@@ -52,14 +51,14 @@ class AttentiveContext:
             source["annotations"] = annotations.to(product_dtype(annotations))
         return source
 
-    def step(self, query: Tensor, source: dict[str, Tensor], padding_mask: Tensor, products: StepProduct, tricks: Tricks) -> StepContext:
-        alpha = attend(self.attention, query, source["keys"], padding_mask, products, tricks)  # G x k x S
+    def step(self, query: Tensor, source: dict[str, Tensor], padding_mask: Tensor, tricks: Tricks) -> StepContext:
+        alpha = attend(self.attention, query, source["keys"], padding_mask, tricks)  # G x k x S
         if "projected_annotations" in source:  # [C c_i ; C_o c_i]: R x (3n + kl)
-            weighted = weigh(alpha, source["projected_annotations"], products)
+            weighted = weigh(alpha, source["projected_annotations"])
             gru_terms, kept = weighted.tensor_split([self.gru_projection.out_features], dim=-1)
         else:  # c_i: R x 2n
-            kept = weigh(alpha, source["annotations"], products)
-            gru_terms = products(kept, self.gru_projection)
+            kept = weigh(alpha, source["annotations"])
+            gru_terms = self.gru_projection(kept)
         return gru_terms, kept, alpha.flatten(0, 1)
 
     def output_terms(self, kept: list[Optional[Tensor]], source: dict[str, Tensor], rows: int) -> Tensor:
@@ -67,9 +66,9 @@ class AttentiveContext:
         return stacked if "projected_annotations" in source else self.output_projection(stacked)
 
 
-def weigh(alpha: Tensor, values: Tensor, products: StepProduct) -> Tensor:
+def weigh(alpha: Tensor, values: Tensor) -> Tensor:
     """sum_j alpha_ij values_j: alpha G x k x S, values G x S x d -> R x d, in the values' dtype."""
-    return products(alpha.to(values.dtype), values).flatten(0, 1)
+    return (alpha.to(values.dtype) @ values).flatten(0, 1)
 
 
 class FixedContext:
@@ -82,7 +81,7 @@ class FixedContext:
         summary = encoder_out["summary"]  # c: G x n
         return {"gru_terms": self.gru_projection(summary), "output_terms": self.output_projection(summary)}
 
-    def step(self, query: Tensor, source: dict[str, Tensor], padding_mask: Tensor, products: StepProduct, tricks: Tricks) -> StepContext:
+    def step(self, query: Tensor, source: dict[str, Tensor], padding_mask: Tensor, tricks: Tricks) -> StepContext:
         return per_hypothesis(source["gru_terms"], len(query)), None, None
 
     def output_terms(self, kept: list[Optional[Tensor]], source: dict[str, Tensor], rows: int) -> Tensor:

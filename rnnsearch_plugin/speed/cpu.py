@@ -5,9 +5,6 @@
 for decoding, as a unit. Both read one ``Tricks`` object (``tricks.py``), fixed when the model is
 built (``engines.py``):
 
-- ``step_products.py``: the products every step takes with a shared operand (U_z, U_r, U, W_a, C,
-  h_j), their weight gradients in one product per sequence;
-- ``activations.py``: tanh by the fastest exact route of the processor's kernels;
 - ``scores.py``: the additive score's energies with a hand-written backward;
 - ``context.py``: C c_i per step and C_o c_i after the loop in training, [C h_j; C_o h_j] weighed
   in decoding;
@@ -120,15 +117,12 @@ class CpuDecoder(ConditionalGRUDecoder):
         self, rnn_inputs: Tensor, cache: dict[str, Tensor], padding_mask: Tensor
     ) -> tuple[Tensor, list[Optional[Tensor]], Optional[Tensor]]:
         """The loop over target positions: states R x T x n, what the context keeps of each step
-        for ``output_terms`` and the attention weights R x T x S (None without attention). In
-        training the gradients of the operands shared by all steps (U_z, U_r, U, and the
-        context's) come from one product each after the loop (``step_products.py``)."""
+        for ``output_terms`` and the attention weights R x T x S (None without attention)."""
         state = cache["state"]
         states, kept, weights = [], [], []
-        products = self.tricks.products(rnn_inputs).multiply
         for step_inputs in rnn_inputs.unbind(1):
-            context_terms, step_kept, alpha = self.context.step(state, cache, padding_mask, products, self.tricks)  # C c_i
-            state = gru_step(self.rnn, step_inputs + context_terms, state, products, self.tricks.tanh)
+            context_terms, step_kept, alpha = self.context.step(state, cache, padding_mask, self.tricks)  # C c_i
+            state = gru_step(self.rnn, step_inputs + context_terms, state)
             states.append(state)
             kept.append(step_kept)
             weights.append(alpha)
@@ -143,7 +137,7 @@ class CpuDecoder(ConditionalGRUDecoder):
             if cache is not None:
                 return cache
         summary = encoder_out["summary"]
-        initial = self.tricks.tanh(self.initial_state(summary)).to(state_dtype(summary))  # s_0, G x n
+        initial = torch.tanh(self.initial_state(summary)).to(state_dtype(summary))  # s_0, G x n
         cache = {"state": per_hypothesis(initial, rows), SENTENCE: encoder_out[SENTENCE]}
         return cache | self.context.prepare(encoder_out, decoding=incremental_state is not None)
 

@@ -3,9 +3,6 @@ object that the engine's encoder, decoder and alignment head share and read. Eac
 named field, on unless ``--engine-tricks`` leaves it out; a trick left out takes torch's own route
 for the same equations, so the numbers stay the reference's (``tests/models/test_engines.py``):
 
-- ``tanh_route``: tanh by the processor's fastest exact route (``activations.py``), else ``torch.tanh``;
-- ``step_products``: the recurrences' shared weight gradients in one product per sequence
-  (``step_products.py``), else autograd's product per step;
 - ``energies_backward``: the additive score's hand-written backward (``scores.py``), else autograd's
   through the same forward;
 - ``beam_reordering``: the source side once per sentence in beam search (``beam_reordering.py``),
@@ -23,11 +20,8 @@ from dataclasses import asdict, dataclass, fields
 from typing import ContextManager, Optional
 
 import torch
-from torch import Tensor
 
 from ..errors import UserInputError
-from . import activations
-from .step_products import StepProducts
 
 ALL, NONE = "all", "none"  # --engine-tricks' words for every trick and for none
 SUMMARY = re.compile(r"\btricks=(\{.*?\})")  # ``Tricks.summary`` in a line of the model summary
@@ -35,15 +29,13 @@ SUMMARY = re.compile(r"\btricks=(\{.*?\})")  # ``Tricks.summary`` in a line of t
 
 @dataclass(frozen=True)
 class Tricks:
-    tanh_route: bool = True
-    step_products: bool = True
     energies_backward: bool = True
     beam_reordering: bool = True
     bfloat16: bool = False
 
     @classmethod
     def names(cls) -> list[str]:
-        """The tricks as ``--engine-tricks`` names them: tanh-route, step-products, ..."""
+        """The tricks as ``--engine-tricks`` names them: energies-backward, beam-reordering."""
         return [spec.name.replace("_", "-") for spec in fields(cls) if spec.name != "bfloat16"]
 
     @classmethod
@@ -65,14 +57,10 @@ class Tricks:
         """The choices ``summary`` wrote into ``line``, or None where it holds none
         (``analysis/training_log.py`` reads a run's precision there)."""
         match = SUMMARY.search(line)
-        return None if match is None else cls(**json.loads(match[1]))
-
-    def tanh(self, x: Tensor) -> Tensor:
-        return activations.tanh(x) if self.tanh_route else torch.tanh(x)
-
-    def products(self, like: Tensor) -> StepProducts:
-        """The step products of one recurrence over ``like`` (``step_products.py``)."""
-        return StepProducts(like, deferred=self.step_products)
+        if match is None:
+            return None
+        known = {spec.name for spec in fields(cls)}  # a run's record of tricks since removed is read without them
+        return cls(**{name: value for name, value in json.loads(match[1]).items() if name in known})
 
     def autocast(self) -> ContextManager[None]:
         """bfloat16 autocast on the CPU where the model runs in bfloat16 (``precision.py``)."""

@@ -107,9 +107,8 @@ def test_batched_model_matches_literal_equations(variant, engine, readout, pool,
 @pytest.mark.parametrize("readout", ["previous", "current"])
 @pytest.mark.parametrize("left_pad", [True, False])
 def test_batched_gradients_match_literal_equations(variant, engine, readout, left_pad):
-    """Every parameter's gradient through the batched model (in the CPU engine the operands that
-    every step shares, U_z, U_r, U, W_a, C and h_j, get theirs from one product after the loop:
-    speed/step_products.py) against autograd through the literal transcription, float64."""
+    """Every parameter's gradient through the batched model (in the CPU engine, the additive score's
+    hand-written backward: speed/scores.py) against autograd through the literal transcription, float64."""
     model = build(**variant, readout_state=readout, engine=engine)
     src = pad_batch(SOURCES, model.encoder.padding_idx, left=left_pad)
     prev = pad_batch(TARGETS, model.encoder.padding_idx, left=False)

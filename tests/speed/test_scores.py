@@ -6,7 +6,6 @@ import torch
 
 from rnnsearch_plugin.models.attention import GeneralAttention
 from rnnsearch_plugin.speed import scores
-from rnnsearch_plugin.speed.step_products import direct
 from rnnsearch_plugin.speed.tricks import Tricks
 
 
@@ -29,8 +28,8 @@ def test_a_score_without_a_fast_route_runs_its_own_energies_per_hypothesis(hypot
     query = torch.randn(groups * hypotheses, 4, dtype=torch.float64, generator=generator)  # s_{i-1} of each hypothesis
     rows = registered(query, registered.prepare(annotations).repeat_interleave(hypotheses, 0), padding.repeat_interleave(hypotheses, 0))
     expected = rows.view(groups, hypotheses, length)  # Attention.forward, one row per hypothesis
-    fallback = scores.attend(unregistered, query, scores.prepare(unregistered, annotations), padding, direct, Tricks())
-    fast = scores.attend(registered, query, scores.prepare(registered, annotations), padding, direct, Tricks())
+    fallback = scores.attend(unregistered, query, scores.prepare(unregistered, annotations), padding, Tricks())
+    fast = scores.attend(registered, query, scores.prepare(registered, annotations), padding, Tricks())
     torch.testing.assert_close(fallback, expected, rtol=0, atol=1e-12)
     torch.testing.assert_close(fast, expected, rtol=0, atol=1e-12)
     assert bool((fallback[1, :, :2] == 0).all())

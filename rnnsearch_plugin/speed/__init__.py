@@ -5,7 +5,7 @@ is here: ``build_model`` builds it, and ``prepare_for_inference_`` tells it tran
 - ``engines``: the engines by name (``auto``, ``reference``, ``cpu``), chosen at build, and bfloat16's switch;
 - ``tricks``: the CPU engine's choices, one named field each (``--engine-tricks``), fixed at build;
 - ``cpu``: the CPU engine, the encoder and decoder subclassed, their recurrences replaced;
-- ``recurrence``: the gated unit's step and masked recurrence with the tricks below;
+- ``recurrence``: the gated unit's step and masked recurrence, float32 states under bfloat16 products;
 - ``context``: c_i into the GRU and the deep output, in training and in decoding;
 - ``scores``: the attention in beam search's group layout, fast routes for the known scores;
 - ``beam_reordering``: beam search's rows, the source side held once per sentence;

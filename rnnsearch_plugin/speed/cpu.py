@@ -51,13 +51,11 @@ class CpuEncoder(RecurrentEncoder):
             "source_embeddings": embedded,
             SENTENCE: torch.arange(len(src_tokens), device=src_tokens.device),
         }
-        forward_states, last_forward = run_masked_recurrence(
-            self.forward_rnn, self.forward_rnn.input_projection(embedded), mask, self.tricks
-        )
+        forward_states, last_forward = run_masked_recurrence(self.forward_rnn, self.forward_rnn.input_projection(embedded), mask)
         if self.backward_rnn is None:
             return {"annotations": forward_states, "summary": last_forward, **rows}
         backward_states, first_backward = run_masked_recurrence(
-            self.backward_rnn, self.backward_rnn.input_projection(embedded), mask, self.tricks, reverse=True
+            self.backward_rnn, self.backward_rnn.input_projection(embedded), mask, reverse=True
         )
         return {
             "annotations": self.dropout_out(torch.cat([forward_states, backward_states], dim=-1)),

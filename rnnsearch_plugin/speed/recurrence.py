@@ -8,7 +8,6 @@ from torch import Tensor
 
 from ..models.gru import GatedRecurrentUnit
 from .precision import state_dtype
-from .tricks import Tricks
 
 
 def gru_step(cell: GatedRecurrentUnit, input_terms: Tensor, hidden: Tensor) -> Tensor:
@@ -22,10 +21,8 @@ def gru_step(cell: GatedRecurrentUnit, input_terms: Tensor, hidden: Tensor) -> T
     return torch.lerp(hidden, candidate.to(hidden.dtype), update.to(hidden.dtype))  # (1 - z) o h + z o h~
 
 
-def run_masked_recurrence(
-    cell: GatedRecurrentUnit, input_terms: Tensor, mask: Tensor, tricks: Tricks, reverse: bool = False
-) -> tuple[Tensor, Tensor]:
-    """``models/gru.py``'s ``run_masked_recurrence``, states in ``state_dtype``, by the engine's ``tricks``."""
+def run_masked_recurrence(cell: GatedRecurrentUnit, input_terms: Tensor, mask: Tensor, reverse: bool = False) -> tuple[Tensor, Tensor]:
+    """``models/gru.py``'s ``run_masked_recurrence``, states in ``state_dtype``."""
     hidden = input_terms.new_zeros(input_terms.shape[0], cell.hidden_size, dtype=state_dtype(input_terms))
     states = []
     steps = list(zip(input_terms.unbind(1), mask[..., None].unbind(1)))  # one slice op each

@@ -69,7 +69,7 @@ class _AdditiveEnergies(torch.autograd.Function):
         return additive_energies(projected, query_terms, score)
 
     @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, Tensor, Tensor, None]:
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         projected, query_terms, score = ctx.saved_tensors
         with torch.autocast(grad.device.type, enabled=False):
             hidden = torch.tanh(projected[:, None] + query_terms)  # y, G x k x S x n'
@@ -77,7 +77,7 @@ class _AdditiveEnergies(torch.autograd.Function):
             grad_sum = hidden.mul_(hidden).neg_().add_(1).mul_(grad[..., None]).mul_(score)  # (1 - y^2) e' v_a
         # the sum over k; in training k = 1, where sum(1) would zero-fill and add a G x S x n' tensor
         grad_projected = grad_sum.squeeze(1) if grad_sum.size(1) == 1 else grad_sum.sum(1)
-        return grad_projected, grad_sum.sum(2, keepdim=True), grad_score, None
+        return grad_projected, grad_sum.sum(2, keepdim=True), grad_score
 
 
 def additive(attention: AdditiveAttention, query: Tensor, keys: Tensor, tricks: Tricks) -> Tensor:

@@ -35,7 +35,7 @@ class Tricks:
 
     @classmethod
     def names(cls) -> list[str]:
-        """The tricks as ``--engine-tricks`` names them: energies-backward, beam-reordering."""
+        """The tricks as ``--engine-tricks`` names them (the fields' names with hyphens: energies-backward, ...)."""
         return [spec.name.replace("_", "-") for spec in fields(cls) if spec.name != "bfloat16"]
 
     @classmethod

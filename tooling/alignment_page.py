@@ -22,6 +22,7 @@ from typing import Any
 
 from results_cells import MISSING, chrf_cell, copy_files, read_json, score_cell, training_cells, verdict  # beside this script
 
+from rnnsearch_plugin.analysis.links import SYMMETRISATIONS
 from rnnsearch_plugin.analysis.markdown import markdown_table
 from rnnsearch_plugin.analysis.training_log import read_training_log
 from rnnsearch_plugin.data.textio import write_atomic
@@ -29,11 +30,17 @@ from rnnsearch_plugin.data.word_links import SYMMETRISATION
 
 ALIGN, GUIDED_REPORT, HEAD, HEAD_REPORT = "hansards.align", "hansards.guided.test", "hansards.head", "hansards.head.test"
 FOLDERS = (ALIGN, GUIDED_REPORT, HEAD, HEAD_REPORT)  # the report folders the page publishes
-HEADS = {  # stage hansards-head's models: what each head was trained toward, and with what context
-    "rnnsearch_small.head_links": "eflomal's links",
-    "rnnsearch_small.head_own": "its own objective, no links",
-    "rnnsearch_small.head_links_full": "eflomal's links, full context",
-    "rnnsearch_small.head_links_long": "eflomal's links, three times as long",
+HEADS = {  # stage hansards-head's reports (hansards.head/NAME): what the head was trained toward, with what context, and
+    # its training (WORK/checkpoints/CORPUS/MODEL; None: the rows of two heads' links symmetrised, no training of their own)
+    "rnnsearch_small.head_links": ("eflomal's links", "hansards/rnnsearch_small.head_links"),
+    "rnnsearch_small.head_own": ("its own objective, no links", "hansards/rnnsearch_small.head_own"),
+    "rnnsearch_small.head_links_full": ("eflomal's links, full context", "hansards/rnnsearch_small.head_links_full"),
+    "rnnsearch_small.head_links_long": ("eflomal's links, three times as long", "hansards/rnnsearch_small.head_links_long"),
+    "rnnsearch_small.head_links_full.fr-en": (
+        "eflomal's links, full context, Fr->En",
+        "hansards.fr-en/rnnsearch_small.head_links_full",
+    ),
+    "rnnsearch_small.head_links_full.both": ("eflomal's links, full context, both directions symmetrised", None),
 }
 HEAD_BLEU_GAP, PAIRS_TO_TIME = 0.3, 100_000
 EFLOMAL_ROWS = ("forward", "reverse", "intersect", "union", "grow-diag-final-and")
@@ -55,6 +62,13 @@ def aer_rows(folder: Path, aligner: str, skip: tuple[str, ...] = ()) -> list[lis
         for name, s in scores.items()
         if name not in skip
     ]
+
+
+def head_rows(folder: Path, aligner: str, symmetrised: bool) -> list[list[Any]]:
+    """A head's rows of FOLDER/aer.json, the diagonal left out; ``symmetrised``: only the rows of both
+    directions' links symmetrised (rnnsearch-aer with --reverse-path writes one direction's too)."""
+    rows = aer_rows(folder, aligner, skip=("diagonal",))
+    return [row for row in rows if row[1].endswith(tuple(SYMMETRISATIONS))] if symmetrised else rows
 
 
 def best(rows: list[list[Any]]) -> list[Any] | None:
@@ -136,9 +150,9 @@ def guided_lines(work: Path, guided_best: list[Any] | None, eflomal_best: list[A
     return lines, [verdict(gap <= GUIDED_GAP and cost <= BLEU_COST, claim, short_by)]
 
 
-def head_training(work: Path, name: str) -> str:
-    """'1,234 updates in 20 min' of NAME's training log (stage hansards-head), "—" without a finished one."""
-    log = work / "checkpoints" / "hansards" / name / "train.log"
+def head_training(work: Path, run: str) -> str:
+    """'1,234 updates in 20 min' of the training log of WORK/checkpoints/RUN (CORPUS/MODEL), "—" without a finished one."""
+    log = work / "checkpoints" / run / "train.log"
     if not log.exists() or "done training in" not in log.read_text():
         return MISSING
     training = read_training_log(log)
@@ -156,7 +170,7 @@ def seconds_per(report: dict | None, pairs: int) -> float | None:
 def head_findings(heads: dict[str, list[list[Any]]], eflomal: list[list[Any]]) -> list[str]:
     """What each way of training the head gave (its best AER), beside the links it learns from: a
     paragraph, none before any head is scored."""
-    tried = [f"{HEADS[name]}, {best(rows)[4]}" for name, rows in heads.items() if rows]
+    tried = [f"{HEADS[name][0]}, {best(rows)[4]}" for name, rows in heads.items() if rows]
     if not tried:
         return []
     text = f"What was tried, each head's best AER: {'; '.join(tried)}."
@@ -178,9 +192,9 @@ def head_lines(work: Path, eflomal_rows: list[list[Any]]) -> tuple[list[str], li
     if not folder.is_dir():
         return ["## The alignment head", "", "Not run yet (stage hansards-head)."], ["Not run yet: stage hansards-head."]
     attention = aer_rows(folder / SEARCH, "attention, the model without a head", skip=("diagonal",))
-    heads = {name: aer_rows(folder / name, f"head: {trained}", skip=("diagonal",)) for name, trained in HEADS.items()}
+    heads = {name: head_rows(folder / name, f"head: {trained}", run is None) for name, (trained, run) in HEADS.items()}
     found = [row for rows in heads.values() for row in rows]
-    training = [[f"head: {trained}", head_training(work, name)] for name, trained in HEADS.items()]
+    training = [[f"head: {trained}", head_training(work, run)] for trained, run in HEADS.values() if run is not None]
     timed = next((name for name in HEADS if (folder / f"align_load.{name}.json").exists()), None)  # the stage's: the first head
     speed = {name: read_json(folder / f"align_load.{name}.json") for name in (SEARCH, timed)}
     eflomal = read_json(work / "report" / ALIGN / "eflomal" / "eflomal.json")
@@ -202,10 +216,15 @@ def head_lines(work: Path, eflomal_rows: list[list[Any]]) -> tuple[list[str], li
         "`--alignment-head` (models/alignment_head.py, not the paper's) added to the unguided RNNsearch-50 En->Fr of the "
         "hansards stage's recipe (its training in the first row: its own run, which may be another than the tables above "
         "score) and trained alone (`--train-alignment-head-only`: every other parameter frozen, so the model translates as "
-        f"before), each toward one of: {'; '.join(HEADS.values())}; its links are a_ij, the posterior of where to look "
-        "once the emitted word is known. Each one's training on one thread, the model's own:",
+        f"before), each toward one of: {'; '.join(trained for trained, run in HEADS.values() if run)}; its links are a_ij, "
+        "the posterior of where to look once the emitted word is known. The Fr->En head is added to RNNsearch-50 Fr->En "
+        "(stage hansards-fr-en) and trained as the En->Fr one, toward eflomal's links of the Fr->En training pairs; "
+        "the two full-context heads' links symmetrised are scored as the attention's are (each direction's argmax or "
+        "threshold links, then intersect, union or grow-diag-final-and). Each one's training on one thread, the model's own:",
         "",
-        *markdown_table(["model", "training"], [["RNNsearch-50 En->Fr, without a head", head_training(work, SEARCH)], *training]),
+        *markdown_table(
+            ["model", "training"], [["RNNsearch-50 En->Fr, without a head", head_training(work, f"hansards/{SEARCH}")], *training]
+        ),
         "",
         *markdown_table(["aligner", "links", "precision", "recall", "AER", "links found"], attention + found),
         "",

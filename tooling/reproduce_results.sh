@@ -35,9 +35,10 @@
 #                      the guided one's links for AER
 #   hansards-head      the alignment head (not the paper's) added to the hansards stage's RNNsearch-50 and
 #                      trained alone, its translation frozen, HEAD_MINUTES each (default 20), one after another:
-#                      toward eflomal's links (causal, then full context), by its own objective, and toward the
-#                      links for three times as long; each one's links scored on the gold, rnnsearch-align
-#                      timed with the head on the test pairs
+#                      toward eflomal's links (causal, then full context), by its own objective, full context
+#                      on the Fr->En model too (both directions' heads symmetrised), and toward the links for
+#                      three times as long; each one's links scored on the gold, rnnsearch-align timed with
+#                      the head on the test pairs
 #   publish            docs/results from WORK/report (tooling/publish_results.py)
 # Every model trains on one thread pinned to one core, two at a time (one per core), with the
 # quickstart's recipe (configs/quickstart.yaml: rnnsearch_small, Adam at a fixed rate, clipping,
@@ -78,6 +79,8 @@ PAPER_RECIPE=(--optimizer rnnsearch_adadelta --adadelta-rho 0.95 --adadelta-eps 
 # rate) without dropout (two hours are about two epochs of 624,293 pairs for models of 256 units,
 # too little to overfit)
 HANSARDS_OPTIONS=(--dropout 0)
+# The Hansards as every stage prepares them (after -s/-t and before --out): the paper's word level
+HANSARDS_DATA=(--scheme word --shortlist 30000 --max-len 50 --local-dir "$HANSARDS_DIR")
 # The soft alignments' thresholds rnnsearch-aer scores on the Hansards gold (a row each; the best
 # row is chosen on these 37 sentences, the only gold here)
 THRESHOLDS=(0.1 0.2 0.3 0.4 0.5)
@@ -173,8 +176,7 @@ heatmaps() {
 
 stage_prepare() {
   python scripts/prepare_data.py multi30k --scheme spm --out "$WORK/multi30k"
-  python scripts/prepare_data.py hansards --scheme word --shortlist 30000 --max-len 50 --out "$WORK/hansards" \
-    --local-dir "$HANSARDS_DIR"
+  python scripts/prepare_data.py hansards "${HANSARDS_DATA[@]}" --out "$WORK/hansards"
 }
 stage_hansards() {
   train 0 hansards rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" &
@@ -299,8 +301,7 @@ stage_multi30k_directions() {
 }
 # RNNsearch-50 Fr->En, trained and evaluated as the hansards stages do En->Fr; one core
 stage_hansards_fr_en() {
-  python scripts/prepare_data.py hansards -s fr -t en --scheme word --shortlist 30000 --max-len 50 \
-    --out "$WORK/hansards.fr-en" --local-dir "$HANSARDS_DIR"
+  python scripts/prepare_data.py hansards -s fr -t en "${HANSARDS_DATA[@]}" --out "$WORK/hansards.fr-en"
   train 1 hansards.fr-en rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}"
   evaluate 1 hansards.fr-en test rnnsearch_small
   heatmaps 1 hansards.fr-en rnnsearch_small
@@ -341,15 +342,18 @@ stage_hansards_align() {
 # (trained here unless the hansards stage has finished it); both evaluated in one report
 # (WORK/report/hansards.guided.test), the guided model's links scored as hansards-align scores the
 # unguided one's
-# training_links: eflomal's grow-diag-final-and links of every Hansards training pair, binarised beside them
+# training_links CORE CORPUS: eflomal's grow-diag-final-and links of every training pair of the prepared
+# Hansards WORK/CORPUS (either direction), binarised beside them
 training_links() {
-  local links=$WORK/hansards/train.links.en-fr
-  [[ -s "$links" ]] || on_core 1 python tooling/statistical_alignments.py --prepared "$WORK/hansards" --training-alignments "$links"
-  python scripts/prepare_data.py hansards --scheme word --shortlist 30000 --max-len 50 --out "$WORK/hansards" \
-    --local-dir "$HANSARDS_DIR" --train-alignments "$links"
+  local langs links
+  read -ra langs <<< "$(pair "$2")"
+  links=$WORK/$2/train.links.${langs[0]}-${langs[1]}
+  [[ -s "$links" ]] || on_core "$1" python tooling/statistical_alignments.py --prepared "$WORK/$2" --training-alignments "$links"
+  python scripts/prepare_data.py hansards -s "${langs[0]}" -t "${langs[1]}" "${HANSARDS_DATA[@]}" --out "$WORK/$2" \
+    --train-alignments "$links"
 }
 stage_hansards_guided() {
-  training_links
+  training_links 1 hansards
   train 0 hansards rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" &
   train 1 hansards rnnsearch_small_guided "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" \
     --load-alignments --alignment-lambda "${GUIDED_LAMBDA:-2}" &
@@ -360,46 +364,56 @@ stage_hansards_guided() {
     --gold "$GOLD" --threshold "${THRESHOLDS[@]}" --out "$WORK/report/hansards.align/rnnsearch.guided.en-fr" &
   wait_jobs
 }
-# head CORE NAME OPTIONS...: an alignment head on the hansards stage's RNNsearch-50, trained alone for
-# HEAD_MINUTES with the hansards options and OPTIONS (its objective), as WORK/checkpoints/hansards/NAME;
-# unvalidated (the dev loss is the translation's, which the head leaves as it is), its checkpoint_best.pt
-# the last. fairseq's --finetune-from-model carries the model's own training time into the new run, which
-# --stop-time-hours counts: the head's budget is given on top of the model's.
+# head CORE CORPUS NAME OPTIONS...: an alignment head on RNNsearch-50 of WORK/CORPUS (the hansards or
+# hansards-fr-en stage's), trained alone for HEAD_MINUTES with the hansards options and OPTIONS (its
+# objective), as WORK/checkpoints/CORPUS/NAME; unvalidated (the dev loss is the translation's, which the
+# head leaves as it is), its checkpoint_best.pt the last. fairseq's --finetune-from-model carries the
+# model's own training time into the new run, which --stop-time-hours counts: the head's budget is given
+# on top of the model's.
 head() {
-  local core=$1 name=$2 minutes; shift 2
+  local core=$1 corpus=$2 name=$3 minutes; shift 3
   minutes=$(python -c 'import sys; from pathlib import Path; from rnnsearch_plugin.analysis.training_log import read_training_log
-print(read_training_log(Path(sys.argv[1]))["wall_hours"] * 60 + float(sys.argv[2]))' "$WORK/checkpoints/hansards/rnnsearch_small/train.log" "$HEAD_MINUTES")
-  train "$core" hansards "$name" "$minutes" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" \
-    --finetune-from-model "$(checkpoint hansards rnnsearch_small)" --alignment-head --train-alignment-head-only \
+print(read_training_log(Path(sys.argv[1]))["wall_hours"] * 60 + float(sys.argv[2]))' "$WORK/checkpoints/$corpus/rnnsearch_small/train.log" "$HEAD_MINUTES")
+  train "$core" "$corpus" "$name" "$minutes" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" \
+    --finetune-from-model "$(checkpoint "$corpus" rnnsearch_small)" --alignment-head --train-alignment-head-only \
     --disable-validation "$@"
-  ln -sfn checkpoint_last.pt "$WORK/checkpoints/hansards/$name/checkpoint_best.pt"
+  ln -sfn checkpoint_last.pt "$WORK/checkpoints/$corpus/$name/checkpoint_best.pt"
 }
-# head_aer CORE NAME: NAME's links on the gold (argmax, thresholds), into WORK/report/hansards.head/NAME
+# head_aer CORE CORPUS NAME REPORT [OPTIONS...]: the links of WORK/checkpoints/CORPUS/NAME on the gold (argmax,
+# thresholds; OPTIONS: a reverse model's, symmetrised), into WORK/report/hansards.head/REPORT
 head_aer() {
-  on_core "$1" rnnsearch-aer --path "$(checkpoint hansards "$2")" --data "$WORK/hansards/bin" --gold "$GOLD" \
-    --threshold "${THRESHOLDS[@]}" --out "$WORK/report/hansards.head/$2"
+  on_core "$1" rnnsearch-aer --path "$(checkpoint "$2" "$3")" --data "$WORK/$2/bin" --gold "$GOLD" \
+    --threshold "${THRESHOLDS[@]}" --out "$WORK/report/hansards.head/$4" "${@:5}"
 }
-# The alignment head (not the paper's): three heads on the unguided RNNsearch-50 En->Fr, its translation
+# The alignment head (not the paper's): heads on the unguided RNNsearch-50 En->Fr, its translation
 # frozen (so that it translates as before: tests/models/test_alignment_head.py), trained one after another
 # on core 0 (two side by side outgrow 24 GB: docs/training.md, the head's cost): toward eflomal's links
 # (--alignment-lambda 1), by the head's own objective (--alignment-likelihood-lambda 1), toward the links
-# with full context, and toward them for three times as long (does more training close the gap to eflomal?);
-# each one's links scored as it ends. On core 1 meanwhile: the model's own attention
+# with full context, then the same full-context head on RNNsearch-50 Fr->En (toward the Fr->En pairs'
+# links) and the two full-context heads' links symmetrised, and last toward the links for three times as
+# long (does more training close the gap to eflomal?); each one's links scored as it ends, after both
+# directions' training links (eflomal, one core each). On core 1 meanwhile: the model's own attention
 # scored, rnnsearch-align timed on the test pairs (one direction) with the model's attention and, once
 # trained, with the first head, and the model evaluated with and without that head (BLEU: the same
 # translations)
 stage_hansards_head() {
-  local out=$WORK/report/hansards.head name heads
-  training_links
+  local out=$WORK/report/hansards.head name heads full=(--alignment-head-context full --load-alignments --alignment-lambda 1)
+  training_links 0 hansards &
+  training_links 1 hansards.fr-en &
+  wait_jobs
   {
-    head 0 rnnsearch_small.head_links --load-alignments --alignment-lambda 1
-    head_aer 0 rnnsearch_small.head_links
-    head 0 rnnsearch_small.head_own --alignment-likelihood-lambda 1
-    head_aer 0 rnnsearch_small.head_own
-    head 0 rnnsearch_small.head_links_full --alignment-head-context full --load-alignments --alignment-lambda 1
-    head_aer 0 rnnsearch_small.head_links_full
-    HEAD_MINUTES=$((HEAD_MINUTES * 3)) head 0 rnnsearch_small.head_links_long --load-alignments --alignment-lambda 1
-    head_aer 0 rnnsearch_small.head_links_long
+    head 0 hansards rnnsearch_small.head_links --load-alignments --alignment-lambda 1
+    head_aer 0 hansards rnnsearch_small.head_links rnnsearch_small.head_links
+    head 0 hansards rnnsearch_small.head_own --alignment-likelihood-lambda 1
+    head_aer 0 hansards rnnsearch_small.head_own rnnsearch_small.head_own
+    head 0 hansards rnnsearch_small.head_links_full "${full[@]}"
+    head_aer 0 hansards rnnsearch_small.head_links_full rnnsearch_small.head_links_full
+    head 0 hansards.fr-en rnnsearch_small.head_links_full "${full[@]}"
+    head_aer 0 hansards.fr-en rnnsearch_small.head_links_full rnnsearch_small.head_links_full.fr-en
+    head_aer 0 hansards rnnsearch_small.head_links_full rnnsearch_small.head_links_full.both \
+      --reverse-path "$(checkpoint hansards.fr-en rnnsearch_small.head_links_full)" --reverse-data "$WORK/hansards.fr-en/bin"
+    HEAD_MINUTES=$((HEAD_MINUTES * 3)) head 0 hansards rnnsearch_small.head_links_long --load-alignments --alignment-lambda 1
+    head_aer 0 hansards rnnsearch_small.head_links_long rnnsearch_small.head_links_long
   } &
   heads=$!
   {

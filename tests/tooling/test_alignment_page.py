@@ -148,6 +148,9 @@ def test_head_section_weighs_the_heads_aer_against_eflomal_and_its_bleu_against_
     write(head / "rnnsearch_small" / "aer.json", scores({"argmax": (0.5, 0.4, 0.47), "diagonal": (0.45, 0.32, 0.59)}))
     write(head / "rnnsearch_small.head_links" / "aer.json", scores({"argmax": (0.9, 0.85, 0.11), "threshold 0.3": (0.88, 0.9, 0.1)}))
     write(head / "rnnsearch_small.head_own" / "aer.json", scores({"argmax": (0.7, 0.7, 0.3)}))
+    # both directions' heads: rnnsearch-aer with --reverse-path writes the En->Fr head's own rows too (0.05 here), not this report's
+    both = {"argmax": (0.95, 0.95, 0.05), "threshold 0.4 intersect": (0.93, 0.89, 0.09), "diagonal": (0.45, 0.32, 0.59)}
+    write(head / "rnnsearch_small.head_links_full.both" / "aer.json", scores(both))
     environment = {"device": "x", "threads": "1", "torch": "2.13.0+cpu", "date": "today"}
     for name, rate in (("rnnsearch_small.head_links", 50.0), ("rnnsearch_small", 100.0)):
         rows = [{"pairs": 3000, "seconds": 3000 / rate, "peak_mb": 800.0, "pairs_per_second": rate}]
@@ -160,6 +163,7 @@ def test_head_section_weighs_the_heads_aer_against_eflomal_and_its_bleu_against_
     for name, updates, wall in (
         ("rnnsearch_small", 6000, 7200),
         ("rnnsearch_small.head_own", 900, 1200),
+        ("../hansards.fr-en/rnnsearch_small.head_links_full", 700, 1260),
     ):
         log = work / "checkpoints" / "hansards" / name / "train.log"
         log.parent.mkdir(parents=True)
@@ -172,15 +176,21 @@ def test_head_section_weighs_the_heads_aer_against_eflomal_and_its_bleu_against_
     page = published_page(work, out)
     assert "| head: eflomal's links | threshold 0.3 | 0.880 | 0.900 | 0.100 | 100 |" in page
     assert "| attention, the model without a head | argmax | 0.500 | 0.400 | 0.470 | 100 |" in page
+    symmetrised = "head: eflomal's links, full context, both directions symmetrised"
+    assert f"| {symmetrised} | threshold 0.4 intersect | 0.930 | 0.890 | 0.090 | 100 |" in page
+    assert f"| {symmetrised} | argmax |" not in page and f"| {symmetrised} | diagonal |" not in page
     assert (
-        "**Does not hold** (short by 0.022): the alignment head's best links (head: eflomal's links, threshold 0.3) have AER 0.100, "
-        "+0.022 from eflomal's best (intersect, 0.078; target: at or below it); the model's attention: 0.470."
+        f"**Does not hold** (short by 0.012): the alignment head's best links ({symmetrised}, threshold 0.4 intersect) have "
+        "AER 0.090, +0.012 from eflomal's best (intersect, 0.078; target: at or below it); the model's attention: 0.470."
     ) in page
+    assert "| head: eflomal's links, full context, Fr->En | 700 updates in 21 min |" in page
+    assert f"| {symmetrised} |" not in page.split("| model | training |")[1].split("| aligner |")[0]  # no training of its own
     assert "**Holds**: with the head the model scores 20.50 sacreBLEU on the Hansards test, without it 20.50 (target within 0.3)." in page
     assert "| head: its own objective, no links | 900 updates in 20 min |" in page
     assert "| head: eflomal's links, three times as long | — |" in page
     assert (
-        "What was tried, each head's best AER: eflomal's links, 0.100; its own objective, no links, 0.300. The links a head is "
+        "What was tried, each head's best AER: eflomal's links, 0.100; its own objective, no links, 0.300; "
+        f"{symmetrised.removeprefix('head: ')}, 0.090. The links a head is "
         "trained toward are eflomal's grow-diag-final-and links of the training pairs (`scripts/prepare_data.py --eflomal`), "
         "whose AER on the gold (aligned with the same training pairs) is 0.093, +0.015 from eflomal's best (intersect, 0.078)"
     ) in page

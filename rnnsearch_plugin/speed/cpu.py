@@ -5,6 +5,7 @@
 for decoding, as a unit. Both read one ``Tricks`` object (``tricks.py``), fixed when the model is
 built (``engines.py``):
 
+- ``activations.py``: tanh by the fastest exact route of the processor's kernels;
 - ``scores.py``: the additive score's energies with a hand-written backward;
 - ``context.py``: C c_i per step and C_o c_i after the loop in training, [C h_j; C_o h_j] weighed
   in decoding;
@@ -51,11 +52,13 @@ class CpuEncoder(RecurrentEncoder):
             "source_embeddings": embedded,
             SENTENCE: torch.arange(len(src_tokens), device=src_tokens.device),
         }
-        forward_states, last_forward = run_masked_recurrence(self.forward_rnn, self.forward_rnn.input_projection(embedded), mask)
+        forward_states, last_forward = run_masked_recurrence(
+            self.forward_rnn, self.forward_rnn.input_projection(embedded), mask, self.tricks
+        )
         if self.backward_rnn is None:
             return {"annotations": forward_states, "summary": last_forward, **rows}
         backward_states, first_backward = run_masked_recurrence(
-            self.backward_rnn, self.backward_rnn.input_projection(embedded), mask, reverse=True
+            self.backward_rnn, self.backward_rnn.input_projection(embedded), mask, self.tricks, reverse=True
         )
         return {
             "annotations": self.dropout_out(torch.cat([forward_states, backward_states], dim=-1)),
@@ -120,7 +123,7 @@ class CpuDecoder(ConditionalGRUDecoder):
         states, kept, weights = [], [], []
         for step_inputs in rnn_inputs.unbind(1):
             context_terms, step_kept, alpha = self.context.step(state, cache, padding_mask, self.tricks)  # C c_i
-            state = gru_step(self.rnn, step_inputs + context_terms, state)
+            state = gru_step(self.rnn, step_inputs + context_terms, state, self.tricks.tanh)
             states.append(state)
             kept.append(step_kept)
             weights.append(alpha)
@@ -135,7 +138,7 @@ class CpuDecoder(ConditionalGRUDecoder):
             if cache is not None:
                 return cache
         summary = encoder_out["summary"]
-        initial = torch.tanh(self.initial_state(summary)).to(state_dtype(summary))  # s_0, G x n
+        initial = self.tricks.tanh(self.initial_state(summary)).to(state_dtype(summary))  # s_0, G x n
         cache = {"state": per_hypothesis(initial, rows), SENTENCE: encoder_out[SENTENCE]}
         return cache | self.context.prepare(encoder_out, decoding=incremental_state is not None)
 

@@ -1,5 +1,5 @@
-"""What the processor says of itself in /proc/cpuinfo: the tutorial and the benchmarks name the
-processor by it."""
+"""What the processor says of itself in /proc/cpuinfo, which decides a route: its vendor picks
+tanh's (``activations.py``). The benchmarks and the tutorial name the processor by it too."""
 
 from pathlib import Path
 

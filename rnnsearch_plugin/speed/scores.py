@@ -4,7 +4,7 @@ for the scores registered in ``FAST_ENERGIES``; a score not registered runs its 
 on keys repeated per hypothesis, so a new score needs nothing here.
 
 - keys (``prepare``) are held in float32 or wider whatever the products' precision (``precision.py``);
-- the additive score (A.1.2): a hand-written backward (``_AdditiveEnergies``, the engine's ``energies_backward``);
+- the additive score (A.1.2): the engine's tanh, and a hand-written backward (``_AdditiveEnergies``, the engine's ``energies_backward``);
 - the general score: one batched product of the queries with the keys.
 """
 
@@ -20,6 +20,7 @@ from .precision import at_least_float32
 from .tricks import Tricks
 
 Energies = Callable[[Any, Tensor, Tensor, Tricks], Tensor]  # (score, query R x n, keys G x S x ..., tricks) -> G x k x S
+Tanh = Callable[[Tensor], Tensor]
 
 
 def prepare(attention: Attention, annotations: Tensor) -> Tensor:
@@ -43,13 +44,13 @@ def attend(attention: Attention, query: Tensor, keys: Tensor, padding_mask: Tens
 ENERGY_VALUES = 1 << 23  # tanh values held at a time by ``additive_energies`` (32 MB in float32)
 
 
-def additive_energies(projected: Tensor, query_terms: Tensor, score: Tensor) -> Tensor:
+def additive_energies(projected: Tensor, query_terms: Tensor, score: Tensor, tanh: Tanh) -> Tensor:
     """tanh(U_a h + W_a s) v_a: projected G x S x n', query_terms G x k x 1 x n', score 1 x n'.
     Over many queries (the alignment head's k = T in a forced pass) a few of the k at a time,
     so that the G x k x S x n' sum and tanh are never held whole."""
     rows = max(1, ENERGY_VALUES // projected.numel())  # of the k queries, per chunk
     chunks = [
-        (torch.tanh(projected[:, None] + query_terms[:, start : start + rows]) @ score.t()).squeeze(-1)
+        (tanh(projected[:, None] + query_terms[:, start : start + rows]) @ score.t()).squeeze(-1)
         for start in range(0, query_terms.size(1), rows)
     ]
     return chunks[0] if len(chunks) == 1 else torch.cat(chunks, dim=1)
@@ -64,20 +65,21 @@ class _AdditiveEnergies(torch.autograd.Function):
     memory it saves: ``benchmarks/changes.md``."""
 
     @staticmethod
-    def forward(ctx: Any, projected: Tensor, query_terms: Tensor, score: Tensor) -> Tensor:
+    def forward(ctx: Any, projected: Tensor, query_terms: Tensor, score: Tensor, tanh: Tanh) -> Tensor:
         ctx.save_for_backward(projected, query_terms, score)
-        return additive_energies(projected, query_terms, score)
+        ctx.tanh = tanh
+        return additive_energies(projected, query_terms, score, tanh)
 
     @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, Tensor, Tensor, None]:
         projected, query_terms, score = ctx.saved_tensors
         with torch.autocast(grad.device.type, enabled=False):
-            hidden = torch.tanh(projected[:, None] + query_terms)  # y, G x k x S x n'
+            hidden = ctx.tanh(projected[:, None] + query_terms)  # y, G x k x S x n'
             grad_score = grad.reshape(1, -1) @ hidden.reshape(-1, hidden.size(-1))  # sum e' y: 1 x n'
             grad_sum = hidden.mul_(hidden).neg_().add_(1).mul_(grad[..., None]).mul_(score)  # (1 - y^2) e' v_a
         # the sum over k; in training k = 1, where sum(1) would zero-fill and add a G x S x n' tensor
         grad_projected = grad_sum.squeeze(1) if grad_sum.size(1) == 1 else grad_sum.sum(1)
-        return grad_projected, grad_sum.sum(2, keepdim=True), grad_score
+        return grad_projected, grad_sum.sum(2, keepdim=True), grad_score, None
 
 
 def additive(attention: AdditiveAttention, query: Tensor, keys: Tensor, tricks: Tricks) -> Tensor:
@@ -93,8 +95,8 @@ def summed_energies(keys: Tensor, query_terms: Tensor, score: Tensor, tricks: Tr
     and the engine has the trick (else autograd's backward through the same forward)."""
     with torch.autocast(keys.device.type, enabled=False):
         if torch.is_grad_enabled() and tricks.energies_backward:
-            return _AdditiveEnergies.apply(keys, query_terms, score)
-        return additive_energies(keys, query_terms, score)
+            return _AdditiveEnergies.apply(keys, query_terms, score, tricks.tanh)
+        return additive_energies(keys, query_terms, score, tricks.tanh)
 
 
 def general(attention: GeneralAttention, query: Tensor, keys: Tensor, tricks: Tricks) -> Tensor:

@@ -3,6 +3,8 @@ object that the engine's encoder, decoder and alignment head share and read. Eac
 named field, on unless ``--engine-tricks`` leaves it out; a trick left out takes torch's own route
 for the same equations, so the numbers stay the reference's (``tests/models/test_engines.py``):
 
+- ``tanh_route``: tanh by the processor's fastest exact route (``activations.py``: 2 sigmoid(2x) - 1
+  where ``by_sigmoid``, the processor's fact read when the choices are made), else ``torch.tanh``;
 - ``energies_backward``: the additive score's hand-written backward (``scores.py``), else autograd's
   through the same forward;
 - ``beam_reordering``: the source side once per sentence in beam search (``beam_reordering.py``),
@@ -14,14 +16,17 @@ whole step it serves: ``benchmarks/``' tricks table.
 """
 
 import contextlib
+import dataclasses
 import json
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import ContextManager, Optional
 
 import torch
+from torch import Tensor
 
 from ..errors import UserInputError
+from . import activations
 
 ALL, NONE = "all", "none"  # --engine-tricks' words for every trick and for none
 SUMMARY = re.compile(r"\btricks=(\{.*?\})")  # ``Tricks.summary`` in a line of the model summary
@@ -29,14 +34,16 @@ SUMMARY = re.compile(r"\btricks=(\{.*?\})")  # ``Tricks.summary`` in a line of t
 
 @dataclass(frozen=True)
 class Tricks:
+    tanh_route: bool = True
     energies_backward: bool = True
     beam_reordering: bool = True
     bfloat16: bool = False
+    by_sigmoid: bool = field(default_factory=activations.sigmoid_route_is_faster)  # the tanh route's float32 route
 
     @classmethod
     def names(cls) -> list[str]:
-        """The tricks as ``--engine-tricks`` names them (the fields' names with hyphens: energies-backward, ...)."""
-        return [spec.name.replace("_", "-") for spec in fields(cls) if spec.name != "bfloat16"]
+        """The tricks as ``--engine-tricks`` names them: tanh-route, energies-backward, ..."""
+        return [spec.name.replace("_", "-") for spec in fields(cls) if spec.name not in ("bfloat16", "by_sigmoid")]
 
     @classmethod
     def chosen(cls, spec: str, bfloat16: bool) -> "Tricks":
@@ -46,7 +53,8 @@ class Tricks:
         if not named or unknown or (named & {ALL, NONE} and len(named) > 1):
             raise UserInputError(f"--engine-tricks {spec!r}: give {ALL!r}, {NONE!r} or some of {', '.join(cls.names())}, joined by commas")
         on = set(cls.names()) if ALL in named else named - {NONE}
-        return cls(**{name.replace("-", "_"): name in on for name in cls.names()}, bfloat16=bfloat16)
+        chosen = cls(**{name.replace("-", "_"): name in on for name in cls.names()}, bfloat16=bfloat16)
+        return chosen if chosen.tanh_route else dataclasses.replace(chosen, by_sigmoid=False)
 
     def summary(self) -> str:
         """The choices as one JSON object, for the model summary fairseq-train logs (``CpuDecoder.extra_repr``)."""
@@ -61,6 +69,9 @@ class Tricks:
             return None
         known = {spec.name for spec in fields(cls)}  # a run's record of tricks since removed is read without them
         return cls(**{name: value for name, value in json.loads(match[1]).items() if name in known})
+
+    def tanh(self, x: Tensor) -> Tensor:
+        return activations.tanh(x, self.by_sigmoid) if self.tanh_route else torch.tanh(x)
 
     def autocast(self) -> ContextManager[None]:
         """bfloat16 autocast on the CPU where the model runs in bfloat16 (``precision.py``)."""

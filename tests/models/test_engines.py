@@ -64,7 +64,7 @@ def test_beam_search_finds_the_same_hypotheses_in_either_engine(variant, tricks)
 def test_beam_search_holds_the_source_side_once_per_sentence_with_beam_reordering(variant, grouped):
     """What the trick is for (``speed/beam_reordering.py``): at every step of a beam of 3 the
     decoder reads one row of annotations per sentence, not one per hypothesis as without it."""
-    engine = build(**variant, engine="cpu", engine_tricks="all" if grouped else "energies-backward")
+    engine = build(**variant, engine="cpu", engine_tricks="all" if grouped else "tanh-route")
     rows, read = [], engine.decoder.extract_features
 
     def counted(prev_output_tokens, encoder_out, incremental_state=None, **unused):

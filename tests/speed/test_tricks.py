@@ -13,16 +13,16 @@ from rnnsearch_plugin.speed.tricks import Tricks
 
 
 def test_engine_tricks_names_the_tricks_that_stay_on():
-    chosen = Tricks.chosen(" beam-reordering ", bfloat16=False)
-    assert (chosen.energies_backward, chosen.beam_reordering) == (False, True)
+    chosen = Tricks.chosen(" tanh-route,beam-reordering ", bfloat16=False)
+    assert (chosen.tanh_route, chosen.energies_backward, chosen.beam_reordering) == (True, False, True)
     assert Tricks.chosen("all", bfloat16=False) == Tricks() and not any(vars(Tricks.chosen("none", bfloat16=False)).values())
 
 
-@pytest.mark.parametrize("spec", ["beam", "all,none", "all,beam-reordering", "beam_reordering", "tanh-route"])
+@pytest.mark.parametrize("spec", ["tanh", "all,none", "all,tanh-route", "tanh_route"])
 def test_an_unknown_or_contradictory_engine_tricks_is_refused_in_one_line(spec):
     with pytest.raises(UserInputError) as refused:
         build("rnnsearch", engine="cpu", engine_tricks=spec)
-    assert "\n" not in str(refused.value) and "energies-backward, beam-reordering" in str(refused.value)
+    assert "\n" not in str(refused.value) and "tanh-route, energies-backward, beam-reordering" in str(refused.value)
 
 
 @pytest.mark.parametrize("cuda,cpu_option,on_cpu", [(False, False, True), (True, False, False), (True, True, True)])
@@ -45,4 +45,4 @@ def test_the_model_summary_carries_the_engines_choices(bfloat16):
 def test_a_record_with_a_trick_since_removed_is_read_without_it():
     """A run logged before a trick was removed (its field in the record) still reads, with its precision."""
     record = 'tricks={"beam_reordering": true, "bfloat16": true, "energies_backward": true, "step_products": true, "tanh_route": false}'
-    assert Tricks.in_summary(record) == Tricks(bfloat16=True)
+    assert Tricks.in_summary(record) == Tricks(tanh_route=False, bfloat16=True)

@@ -29,6 +29,7 @@ from .sections import checkpoints, run_worker
 from .variants import CHUNKED, CROSS_ENTROPY
 
 TRICKS = {  # name -> the steps it serves
+    "tanh-route": ("train", "paper", "beam"),
     "energies-backward": ("train", "paper", "memory"),
     "beam-reordering": ("beam",),
     "chunked criterion": ("train", "paper", "memory"),

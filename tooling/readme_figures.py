@@ -28,6 +28,7 @@ README = REPO / "README.md"
 BLOCK = re.compile(r"(<!-- figures: tooling/readme_figures\.py -->\n).*?(<!-- /figures -->)", re.S)
 COMMANDS = {"quickstart": ["bash", "scripts/quickstart.sh"], "tests": ["bash", "scripts/run_tests.sh"]}
 QUICKSTART_WORK = REPO / "work" / "quickstart"
+RECORDING = "RNNSEARCH_RECORDING_TESTS"  # set in the suite's run this script records: its count is the record
 PYTEST_END = re.compile(r"^=*\s*(?:(\d+) failed, )?(\d+) passed(?:, (\d+) skipped)?.* in ([\d.]+)s", re.M)
 
 
@@ -45,7 +46,8 @@ def processor() -> str:
 def timed(command: list[str]) -> tuple[float, str]:
     """Run ``command`` from the repository root, its output shown as it goes; minutes and output."""
     start = time.monotonic()
-    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    environment = {**os.environ, RECORDING: "1"}
+    process = subprocess.Popen(command, cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines = []
     for line in process.stdout or []:
         sys.stdout.write(line)

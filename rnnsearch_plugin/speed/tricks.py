@@ -16,10 +16,9 @@ whole step it serves: ``benchmarks/``' tricks table.
 """
 
 import contextlib
-import dataclasses
 import json
 import re
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import ContextManager, Optional
 
 import torch
@@ -54,7 +53,7 @@ class Tricks:
             raise UserInputError(f"--engine-tricks {spec!r}: give {ALL!r}, {NONE!r} or some of {', '.join(cls.names())}, joined by commas")
         on = set(cls.names()) if ALL in named else named - {NONE}
         chosen = cls(**{name.replace("-", "_"): name in on for name in cls.names()}, bfloat16=bfloat16)
-        return chosen if chosen.tanh_route else dataclasses.replace(chosen, by_sigmoid=False)
+        return chosen if chosen.tanh_route else replace(chosen, by_sigmoid=False)
 
     def summary(self) -> str:
         """The choices as one JSON object, for the model summary fairseq-train logs (``CpuDecoder.extra_repr``)."""

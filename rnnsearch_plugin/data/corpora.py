@@ -1,20 +1,26 @@
 """The corpora: where their raw files come from and how they become raw splits.
 
 Each reader takes a ``Sources`` (a local folder, or the official locations) and the language
-pair (source, target), and returns ``{split: {language: lines}}`` with fairseq's split names
-(train, valid, test, test1, ...) and a count of what it dropped, by reason. ``LANGUAGES`` names
-each named corpus's two languages in its default direction; it serves either direction.
+pair (source, target), and returns ``{split: Split}`` with fairseq's split names (train, valid,
+test, test1, ...) and a count of what it dropped, by reason, which fills as the splits are read.
+A ``Split`` is the languages of its pairs' two sides and the pairs, read once, one at a time.
+``LANGUAGES`` names each named corpus's two languages in its default direction; it serves either
+direction.
 """
 
 from collections import Counter
+from collections.abc import Iterable
+from itertools import chain
 from typing import Callable
 
+from .cleaning import Pair, Split
 from .hansards import clean_and_split
 from .own_text import own_text
-from .sources import Remote, Sources
+from .sources import ParallelText, Remote, Sources
 from .textio import DataError
 
-Splits = dict[str, dict[str, list[str]]]
+Splits = dict[str, Split]
+BOTH = ("en", "fr")  # the named corpora's languages, in the order their pairs give them
 LANGUAGES = {"multi30k": ("en", "fr"), "hansards": ("en", "fr"), "wmt14": ("en", "fr")}
 MULTI30K_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/{name}.gz"
 MULTI30K_SPLITS = {"train": "train", "valid": "val", "test": "test_2016_flickr", "test1": "test_2017_flickr"}
@@ -60,9 +66,9 @@ def check_pair(corpus: str, langs: tuple[str, str]) -> None:
         )
 
 
-def concatenate(parts: list[dict[str, list[str]]]) -> dict[str, list[str]]:
-    """Parallel parts, one after the other: {language: lines}."""
-    return {lang: [line for part in parts for line in part[lang]] for lang in parts[0]}
+def concatenate(parts: list[ParallelText]) -> Iterable[Pair]:
+    """Parallel parts, one after the other."""
+    return chain.from_iterable(parts)
 
 
 def multi30k(sources: Sources, langs: tuple[str, str]) -> tuple[Splits, Counter]:
@@ -70,7 +76,7 @@ def multi30k(sources: Sources, langs: tuple[str, str]) -> tuple[Splits, Counter]
     test1 = test_2017_flickr (1,000 each), from the official repository's raw files."""
     check_pair("multi30k", langs)
     return {
-        split: sources.parallel(stem, {lang: Remote(MULTI30K_URL.format(name=f"{stem}.{lang}")) for lang in ("en", "fr")})
+        split: (BOTH, sources.parallel(stem, {lang: Remote(MULTI30K_URL.format(name=f"{stem}.{lang}")) for lang in BOTH}))
         for split, stem in MULTI30K_SPLITS.items()
     }, Counter()
 
@@ -87,8 +93,8 @@ def hansards(sources: Sources, langs: tuple[str, str], held_out: int = 3000) -> 
             "converted to UTF-8 and concatenated, as ../shared/data/hansards): give it with --local-dir"
         )
     text = concatenate([sources.parallel(stem, {"en": None, "fr": None}) for stem in HANSARDS_FILES])
-    split = clean_and_split(text["en"], text["fr"], dev_size=held_out, test_size=held_out)
-    return {name: dict(zip(("en", "fr"), pair)) for name, pair in split.splits.items()}, split.dropped
+    splits, dropped = clean_and_split(text, sources.scratch_folder(), dev_size=held_out, test_size=held_out)
+    return {name: (BOTH, pairs) for name, pairs in splits.items()}, dropped
 
 
 def wmt14(sources: Sources, langs: tuple[str, str], train: str = "selected") -> tuple[Splits, Counter]:
@@ -99,16 +105,15 @@ def wmt14(sources: Sources, langs: tuple[str, str], train: str = "selected") -> 
     check_pair("wmt14", langs)
     splits: Splits = {}
     if sources.local("train.en", "train.en.gz"):
-        splits["train"] = sources.parallel("train", {"en": None, "fr": None})
+        splits["train"] = (BOTH, sources.parallel("train", {"en": None, "fr": None}))
     else:
-        splits["train"] = concatenate(
-            [
-                sources.parallel(name, {lang: Remote(url, member.format(lang=lang)) for lang in ("en", "fr")})
-                for name, url, member in WMT14_TRAIN[train]
-            ]
-        )
+        parts = [
+            sources.parallel(name, {lang: Remote(url, member.format(lang=lang)) for lang in BOTH})
+            for name, url, member in WMT14_TRAIN[train]
+        ]
+        splits["train"] = (BOTH, concatenate(parts))
     for split, sets in WMT14_SPLITS.items():
-        splits[split] = concatenate([sources.parallel(stem, remotes) for stem, remotes in sets.items()])
+        splits[split] = (BOTH, concatenate([sources.parallel(stem, remotes) for stem, remotes in sets.items()]))
     return splits, Counter()
 
 

@@ -8,25 +8,20 @@
   3. ``too long``: either side has more than ``max_words`` words (default 100);
   4. ``extreme ratio``: one side has more than ``max_ratio`` (3) times the words of the other;
   5. ``duplicate``: the exact pair was seen before.
-``cleaning.hash_split`` then orders the unique pairs by the SHA-256 of "english<TAB>french": the
+``cleaning.HeldOut`` then orders the unique pairs by the SHA-256 of "english<TAB>french": the
 first ``dev_size`` (3,000) form dev, the next ``test_size`` (3,000) test, the rest training; a
 training pair whose English or French side also occurs in dev or test is dropped
 (``overlaps dev/test``), so no dev/test sentence is seen in training.
 """
 
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Optional
 
-from .cleaning import Cleaning, clean, hash_split, sides
+from .cleaning import Cleaning, HeldOut, Pair, clean
 
 SENTENCE_ENDS = tuple(".!?;\"'»”’")
-
-
-@dataclass
-class HansardsSplit:
-    splits: dict[str, tuple[list[str], list[str]]]
-    dropped: Counter = field(default_factory=Counter)
 
 
 def not_a_sentence(english: str, french: str) -> Optional[str]:
@@ -34,13 +29,18 @@ def not_a_sentence(english: str, french: str) -> Optional[str]:
 
 
 def clean_and_split(
-    english: list[str],
-    french: list[str],
+    pairs: Iterable[Pair],
+    scratch: Path,
     dev_size: int = 3000,
     test_size: int = 3000,
     max_words: int = 100,
     max_ratio: float = 3.0,
-) -> HansardsSplit:
-    pairs, dropped = clean(english, french, ("en", "fr"), Cleaning(max_words, max_ratio), not_a_sentence)
-    splits = hash_split(pairs, dev_size, test_size, dropped)
-    return HansardsSplit({name: sides(split) for name, split in splits.items()}, dropped)
+) -> tuple[dict[str, Iterable[Pair]], Counter]:
+    """The (English, French) ``pairs`` cleaned and split: {"train", "valid", "test"}, training
+    read once as it is written, and what was dropped, by reason (complete once training is read);
+    ``scratch``: the folder of the cleaned pairs' temporary file."""
+    dropped: Counter = Counter()
+    cleaned = clean(pairs, ("en", "fr"), Cleaning(max_words, max_ratio), dropped, not_a_sentence)
+    held_out = HeldOut.split(cleaned, dev_size, test_size, dropped, scratch)
+    train: Iterator[Pair] = held_out.train()
+    return {"train": train, "valid": held_out.valid, "test": held_out.test}, dropped

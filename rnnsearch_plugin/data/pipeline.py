@@ -16,7 +16,9 @@ leaves nothing that a rerun mistakes for finished output.
 import json
 import os
 import shutil
-from collections import Counter
+from collections import Counter, deque
+from contextlib import ExitStack
+from itertools import islice
 from pathlib import Path
 from typing import Any, Optional
 
@@ -24,11 +26,11 @@ from fairseq.data import Dictionary
 
 from .alignments import binarised_entry, binarize_alignments, checked_alignments
 from .commands import console_script, run_shown
-from .corpora import CORPORA
+from .corpora import CORPORA, Splits
 from .languages import DEFAULT_PAIR
 from .schemes import Scheme
 from .sources import Sources
-from .textio import DataError, read_lines, write_atomic
+from .textio import AtomicFiles, DataError, out_of_space, read_lines, write_atomic
 from .word_links import SYMMETRISATION, aligned_pieces
 
 
@@ -57,26 +59,37 @@ def raw_splits(corpus: str, out: Path, sources: Sources, langs: tuple[str, str],
             )
         return report
     print(f"| reading {corpus}", flush=True)
-    splits, dropped = CORPORA[corpus](sources, langs, **options)
-    if train_lines:
-        splits["train"] = {lang: lines[:train_lines] for lang, lines in splits["train"].items()}
-    empty = {
-        split: sum(1 for pair in zip(*(text[lang] for lang in langs)) if not all(side.strip() for side in pair))
-        for split, text in splits.items()
-    }
-    if any(empty.values()):  # the Hansards and text readers drop (and count) empty training pairs themselves
-        raise DataError(f"empty sentences in {corpus} ({empty}); remove those pairs from the raw files first")
-    for split, text in splits.items():
-        for lang in langs:
-            write_atomic(raw / f"{split}.{lang}", text[lang])
-    report = {
-        "langs": list(langs),
-        "pairs": {split: len(text[langs[0]]) for split, text in splits.items()},
-        "dropped": dict(dropped),
-        "sources": sources.origins,
-    }
+    try:
+        splits, dropped = CORPORA[corpus](sources, langs, **options)
+        pairs = write_raw(corpus, raw, splits, langs, train_lines)
+    except OSError as error:  # a full disk under the readers' temporary files
+        raise out_of_space(out, error) from None
+    report = {"langs": list(langs), "pairs": pairs, "dropped": dict(dropped), "sources": sources.origins}
     write_atomic(report_path, [json.dumps(report, indent=2)])
     return report
+
+
+def write_raw(corpus: str, raw: Path, splits: Splits, langs: tuple[str, str], train_lines: int) -> dict[str, int]:
+    """OUT/raw/{split}.{lang}, each split's pairs in the order of ``langs``, training's first
+    ``train_lines`` (0: all; the rest is still read, for the counts of what was dropped); every
+    file renamed into place only once all are written and no pair has an empty side (the
+    Hansards and text readers drop and count empty training pairs themselves). The pairs written
+    per split."""
+    pairs, empty = dict.fromkeys(splits, 0), dict.fromkeys(splits, 0)
+    with ExitStack() as files:
+        for split, (sides, stream) in splits.items():
+            order = [sides.index(lang) for lang in langs]
+            out = files.enter_context(AtomicFiles([raw / f"{split}.{lang}" for lang in langs]))
+            stream = iter(stream)
+            for pair in islice(stream, train_lines or None) if split == "train" else stream:
+                row = [pair[side] for side in order]
+                out.write(row)
+                pairs[split] += 1
+                empty[split] += not all(side.strip() for side in row)
+            deque(stream, maxlen=0)
+        if any(empty.values()):  # raised within: no file of the stage is kept
+            raise DataError(f"empty sentences in {corpus} ({empty}); remove those pairs from the raw files first")
+    return pairs
 
 
 def read_raw(out: Path, split: str, lang: str) -> list[str]:

@@ -12,11 +12,13 @@ import os
 import re
 import tarfile
 import urllib.request
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from pathlib import Path
 from typing import IO, Any, Optional
 
-from .textio import DataError, counted, decode_lines, input_file, read_lines
+from .textio import DataError, counted, input_file, lines_of, stream_lines
 
 SEGMENT = re.compile(r"<seg[^>]*>(.*)</seg>")
 
@@ -33,27 +35,61 @@ class Remote:
         return self.url.rsplit("/", 1)[1]
 
 
-def sgml_segments(lines: list[str]) -> list[str]:
+def sgml_segments(lines: Iterable[str]) -> Iterator[str]:
     """The text of each ``<seg>`` of a WMT (pseudo-)SGML file, whitespace collapsed, as
     sacreBLEU extracts it (no entity decoding: WMT's files carry raw text)."""
-    return [" ".join(match[1].split()) for line in lines if (match := SEGMENT.search(line))]
+    return (" ".join(match[1].split()) for line in lines if (match := SEGMENT.search(line)))
 
 
-def read_member(archive: Path, member: str) -> list[str]:
-    """The lines of one member of a tar archive; ``.gz`` members decompressed, ``.sgm``
-    members reduced to their segments."""
-    where = f"{archive}:{member}"
+def member_lines(archive: Path, member: str) -> Iterator[str]:
+    """The lines of one member of a tar archive, one at a time; ``.gz`` members decompressed."""
     try:
         with tarfile.open(archive) as tar:
             handle: Optional[IO[bytes]] = tar.extractfile(member)
             if handle is None:
                 raise KeyError(member)
-            lines = decode_lines(handle.read(), where)
+            yield from lines_of(handle, f"{archive}:{member}")
     except KeyError:
         raise DataError(f"{archive} has no member {member}: is it the official archive?") from None
-    except (tarfile.TarError, OSError) as error:
+    except (tarfile.TarError, EOFError, OSError) as error:
         raise DataError(f"{archive} is not a readable tar archive ({error}); delete it and rerun") from None
-    return sgml_segments(lines) if member.endswith(".sgm") else lines
+
+
+@dataclass(frozen=True)
+class TextFile:
+    """The lines of a (possibly gzipped) file, or of a member of a tar archive (a ``.sgm`` member:
+    its segments), read anew at each iteration."""
+
+    path: Path
+    member: Optional[str] = None
+
+    def __iter__(self) -> Iterator[str]:
+        if self.member is None:
+            return stream_lines(self.path)
+        lines = member_lines(self.path, self.member)
+        return sgml_segments(lines) if self.member.endswith(".sgm") else iter(lines)
+
+
+@dataclass(frozen=True)
+class ParallelText:
+    """Two line-aligned texts as pairs, ``names`` naming them; a different line count is a
+    DataError naming both and their line counts, raised where the shorter ends."""
+
+    names: tuple[str, str]
+    sides: tuple[Iterable[str], Iterable[str]]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        first, second = (iter(side) for side in self.sides)
+        pairs = 0
+        for a, b in zip_longest(first, second):
+            if a is None or b is None:
+                longer = 1 + sum(1 for _ in (first if b is None else second))
+                counts = (pairs + longer, pairs) if b is None else (pairs, pairs + longer)
+                raise DataError(
+                    f"{self.names[0]} {counted(counts[0])} but {self.names[1]} {counted(counts[1])}: the two sides must be line-aligned"
+                )
+            pairs += 1
+            yield a, b
 
 
 def sha256(path: Path) -> str:
@@ -95,6 +131,11 @@ class Sources:
     mirror: Optional[str] = None
     origins: dict[str, dict[str, Any]] = field(default_factory=dict)
 
+    def scratch_folder(self) -> Path:
+        """Where readers keep their temporary files: the folder of the download cache (OUT). The
+        system removes them whatever happens."""
+        return self.cache.parent
+
     def local(self, *names: str) -> Optional[Path]:
         if self.local_dir is None:
             return None
@@ -121,32 +162,23 @@ class Sources:
         """A file the user named (not a corpus's official one), with ``details`` for the manifest."""
         self.origins.setdefault(str(path), {"from": str(path), "sha256": sha256(path), **details})
 
-    def text(self, name: str, remote: Optional[Remote]) -> list[str]:
+    def text(self, name: str, remote: Optional[Remote]) -> TextFile:
         """The lines of ``name`` (e.g. 'newstest2014.fr'): the plain file ``name[.gz]`` of
         the local folder, else ``remote`` (a file, or a member of an archive)."""
         plain = self.local(name, f"{name}.gz")
         if plain is not None:
             self._record(plain, str(plain))
-            return read_lines(plain)
+            return TextFile(plain)
         if self.local_dir is None and remote is None:
             raise DataError(f"{name} has no public download location: give its folder with --local-dir")
         if self.local_dir is not None and (remote is None or not remote.member or not self.local(remote.file_name)):
             archive = f" (or the archive {remote.file_name} from {remote.url})" if remote and remote.member else ""
             raise DataError(f"{name}[.gz]{archive} is not in {self.local_dir}; point --local-dir at the folder that holds it")
         assert remote is not None
-        path = self.fetch(remote)
-        return read_member(path, remote.member) if remote.member else read_lines(path)
+        return TextFile(self.fetch(remote), remote.member)
 
-    def parallel(self, name: str, remotes: dict[str, Optional[Remote]]) -> dict[str, list[str]]:
-        """``name.LANG`` for each language of ``remotes``; refuses different line counts instead
-        of misaligning them."""
-        return aligned({f"{name}.{lang}": self.text(f"{name}.{lang}", remote) for lang, remote in remotes.items()}, list(remotes))
-
-
-def aligned(files: dict[str, list[str]], langs: list[str]) -> dict[str, list[str]]:
-    """{language: lines} of line-aligned files ({name: lines}, in the order of ``langs``), or
-    DataError naming both files and their line counts."""
-    (first, a), (second, b) = files.items()
-    if len(a) != len(b):
-        raise DataError(f"{first} {counted(len(a))} but {second} {counted(len(b))}: the two sides must be line-aligned")
-    return dict(zip(langs, (a, b)))
+    def parallel(self, name: str, remotes: dict[str, Optional[Remote]]) -> ParallelText:
+        """``name.LANG`` for each of the two languages of ``remotes``, as pairs in their order;
+        refuses different line counts instead of misaligning them."""
+        names = tuple(f"{name}.{lang}" for lang in remotes)
+        return ParallelText(names, tuple(self.text(f"{name}.{lang}", remote) for lang, remote in remotes.items()))  # type: ignore[arg-type]

@@ -1,10 +1,14 @@
 """Reading and writing parallel text without ever losing or misaligning a line."""
 
+import errno
 import gzip
 import json
 import os
-from collections.abc import Iterator
+import zlib
+from collections import deque
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import IO
 
 from ..errors import UserInputError
 
@@ -13,6 +17,7 @@ class DataError(UserInputError):
     """Bad input data: reported in one line naming the file and what to do."""
 
 
+GZIP_MAGIC = b"\x1f\x8b"
 BOM = "\ufeff"  # the byte-order mark some editors (Windows Notepad) write at the start of a UTF-8 file
 
 
@@ -34,7 +39,7 @@ def decode_lines(raw: bytes, where: str) -> list[str]:
     (a carriage return before it is dropped), as fairseq and sacreBLEU read text: a form feed or
     U+2028 inside a sentence leaves it one line; a leading byte-order mark is dropped. Empty ``raw``
     has no lines."""
-    if raw[:2] == b"\x1f\x8b":
+    if raw[:2] == GZIP_MAGIC:
         raw = gzip.decompress(raw)
     try:
         text = without_bom(raw.decode("utf-8"))
@@ -45,17 +50,34 @@ def decode_lines(raw: bytes, where: str) -> list[str]:
 
 
 def stream_lines(path: Path) -> Iterator[str]:
-    """The lines of a UTF-8 file as ``read_lines`` gives them, one at a time (for files too large
-    to hold); bytes that are not UTF-8 are a DataError naming the line that holds them."""
-    with open(path, "rb") as handle:
+    """The lines of a (possibly gzipped) UTF-8 file as ``read_lines`` gives them, one at a time
+    (for files too large to hold)."""
+    with open(input_file(path), "rb") as handle:
+        yield from lines_of(handle, str(path))
+
+
+def lines_of(handle: IO[bytes], where: str) -> Iterator[str]:
+    """The lines of a binary stream as ``decode_lines`` gives them, one at a time, gzip-decompressed
+    when it starts with gzip's magic number; ``where`` names it in the errors. Bytes that are not
+    UTF-8 are a DataError naming their line; a corrupt or truncated compressed stream one naming
+    the last line read."""
+    number = 0
+    try:
+        stream = gzip.GzipFile(fileobj=handle) if handle.peek(2)[:2] == GZIP_MAGIC else handle  # type: ignore[attr-defined]
         offset = 0
-        for number, raw in enumerate(handle, 1):
+        for number, raw in enumerate(stream, 1):
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                raise not_utf8(str(path), number, error, offset) from None
+                if stream is not handle:  # damaged compressed data decodes to garbage before its checksum fails
+                    deque(stream, maxlen=0)
+                raise not_utf8(where, number, error, offset) from None
             offset += len(raw)
             yield (without_bom(line) if number == 1 else line).removesuffix("\n").rstrip("\r")
+    except (EOFError, OSError, zlib.error) as error:  # gzip.BadGzipFile is an OSError
+        raise DataError(
+            f"{where} is corrupt or truncated after line {number:,} ({error}): download it again, or delete it and rerun"
+        ) from None
 
 
 def counted(lines: int) -> str:
@@ -84,6 +106,49 @@ def write_atomic(path: Path, lines: list[str]) -> None:
     with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
         handle.writelines(line + "\n" for line in lines)
     os.replace(temporary, path)
+
+
+class AtomicFiles:
+    """Line-aligned files written together under ``NAME.part`` and renamed to ``NAME`` only when all
+    are complete (``with AtomicFiles(paths) as files: files.write(row)``); an error, a full disk
+    among them, removes the ``.part`` files, so that nothing half-written looks complete."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+        self.parts = [path.with_name(path.name + ".part") for path in paths]
+        self.handles: list[IO[str]] = []
+
+    def __enter__(self) -> "AtomicFiles":
+        for part in self.parts:
+            part.parent.mkdir(parents=True, exist_ok=True)
+            self.handles.append(open(part, "w", encoding="utf-8", newline="\n"))
+        return self
+
+    def write(self, row: Iterable[str]) -> None:
+        """One line in each file."""
+        for handle, line in zip(self.handles, row):
+            handle.write(line + "\n")
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        try:
+            for handle in self.handles:
+                handle.close()
+        except OSError as closing:
+            error = error or closing
+        if error is None:
+            for part, path in zip(self.parts, self.paths):
+                os.replace(part, path)
+            return
+        for part in self.parts:
+            part.unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise out_of_space(self.paths[0].parent, error) from None
+
+
+def out_of_space(folder: Path, error: OSError) -> DataError:
+    """The error for a write into ``folder`` that failed: a full disk, or a folder that cannot be written."""
+    what = "free some space there" if error.errno in (errno.ENOSPC, errno.EDQUOT) else "check that it can be written to"
+    return DataError(f"cannot write into {folder} ({error.strerror or error}): {what}, or give another --out")
 
 
 def truncate_to_lines(path: Path, lines: int) -> None:

@@ -1,5 +1,6 @@
 """The data pipelines on slices of the real corpora in ../shared/data (copied, never written)."""
 
+import errno
 import gzip
 import hashlib
 import io
@@ -21,9 +22,12 @@ from conftest import REPO, SHARED_DATA, TINY, assert_one_line_error, fairseq_tra
 from fairseq.data import data_utils
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
+from rnnsearch_plugin.data import cleaning, textio
 from rnnsearch_plugin.data.alignments import checked_alignments
 from rnnsearch_plugin.data.hansards import clean_and_split
+from rnnsearch_plugin.data.pipeline import raw_splits
 from rnnsearch_plugin.data.schemes import BPEScheme, SentencePieceScheme, WordScheme
+from rnnsearch_plugin.data.sources import Sources
 from rnnsearch_plugin.data.textio import DataError, read_lines
 
 PREPARE = str(REPO / "scripts" / "prepare_data.py")
@@ -162,7 +166,7 @@ def test_word_shortlist_keeps_exactly_the_most_frequent_words(tmp_path, local_di
     assert kept == expected  # ties: code-point order of the word
 
 
-def test_hansards_cleaning_is_deterministic_and_keeps_held_out_pairs_out_of_training():
+def test_hansards_cleaning_is_deterministic_and_keeps_held_out_pairs_out_of_training(tmp_path):
     english = [
         "ELECTION OF SPEAKER",
         "Mr. Charlie Penson:",
@@ -181,14 +185,65 @@ def test_hansards_cleaning_is_deterministic_and_keeps_held_out_pairs_out_of_trai
         "Nous sommes d'accord avec le ministre.",
         "Oui c'est vrai.",
     ]
-    split = clean_and_split(english, french, dev_size=1, test_size=1)
-    again = clean_and_split(english, french, dev_size=1, test_size=1)
-    assert split.splits == again.splits
-    assert split.dropped == {"not a sentence": 2, "empty": 1, "duplicate": 1, "overlaps dev/test": 0}
-    sizes = {name: len(sides[0]) for name, sides in split.splits.items()}
-    assert sizes == {"train": 1, "valid": 1, "test": 1}
-    held_out = set(split.splits["valid"][0] + split.splits["test"][0])
-    assert not held_out & set(split.splits["train"][0])
+
+    def split_once() -> tuple[dict[str, list], Counter]:
+        splits, dropped = clean_and_split(zip(english, french), tmp_path, dev_size=1, test_size=1)
+        return {name: list(pairs) for name, pairs in splits.items()}, dropped  # the counts complete once training is read
+
+    (split, dropped), (again, _) = split_once(), split_once()
+    assert split == again
+    assert dropped == {"not a sentence": 2, "empty": 1, "duplicate": 1, "overlaps dev/test": 0}
+    assert {name: len(pairs) for name, pairs in split.items()} == {"train": 1, "valid": 1, "test": 1}
+    held_out = {english for english, _ in split["valid"] + split["test"]}
+    assert not held_out & {english for english, _ in split["train"]}
+
+
+def raw_stage(corpus: str, local: Path, out: Path, **options) -> dict[str, bytes]:
+    """Every file the raw stage writes into ``out``, by name, from ``local`` (in this process)."""
+    out.mkdir(parents=True)
+    raw_splits(corpus, out, Sources(local, out / "download"), ("en", "fr"), 0, **options)
+    return {path.name: path.read_bytes() for path in sorted((out / "raw").iterdir())}
+
+
+def test_the_raw_stage_writes_the_same_files_whatever_its_chunk_sizes(local_dirs, tmp_path, monkeypatch):
+    """Cleaning streams in chunks, and duplicates are found by hashes merged every so many pairs:
+    a chunk of 7 pairs and merges every 5 hashes give the files of the defaults."""
+    whole = raw_stage("hansards", local_dirs["hansards"], tmp_path / "whole", held_out=300)
+    monkeypatch.setattr(cleaning, "CHUNK", 7)
+    monkeypatch.setattr(cleaning, "MERGE", 5)
+    assert raw_stage("hansards", local_dirs["hansards"], tmp_path / "tiny", held_out=300) == whole
+    assert json.loads(whole["report.json"])["dropped"]["duplicate"] > 0
+
+
+@pytest.mark.parametrize("damage", ["truncated", "overwritten"])
+def test_a_damaged_compressed_file_names_itself_and_leaves_nothing_that_looks_complete(local_dirs, tmp_path, damage):
+    """A gzip file cut short, or with bytes overwritten half-way: one line naming the file and the
+    last line read; no split file and no report (a rerun starts the stage again)."""
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for path in local_dirs["hansards"].iterdir():
+        (bad / f"{path.name}.gz").write_bytes(gzip.compress(path.read_bytes()))
+    damaged = bad / "hansard.36.2.house.fr.gz"
+    data, half = damaged.read_bytes(), len(damaged.read_bytes()) // 2
+    damaged.write_bytes(data[:half] if damage == "truncated" else data[:half] + bytes(64) + data[half + 64 :])
+    out = tmp_path / "out"
+    result = run(sys.executable, PREPARE, "hansards", "--out", str(out), "--local-dir", str(bad), check=False)
+    assert_one_line_error(result, f"{damaged} is corrupt or truncated after line ", "download it again")
+    assert not [path for path in out.rglob("*") if path.is_file()]
+
+
+def test_a_full_disk_while_writing_is_one_line_and_leaves_no_file(local_dirs, tmp_path, monkeypatch):
+    writes = []
+
+    def full(self, row):
+        writes.append(row)
+        if len(writes) > 100:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(textio.AtomicFiles, "write", full)
+    with pytest.raises(DataError, match="No space left on device.*free some space there, or give another --out"):
+        raw_stage("multi30k", local_dirs["multi30k"], tmp_path / "out")
+    assert not list((tmp_path / "out" / "raw").glob("*"))
 
 
 def test_bad_input_is_refused_in_one_line(tmp_path, local_dirs):

@@ -16,11 +16,13 @@ leaves nothing that a rerun mistakes for finished output.
 import json
 import os
 import shutil
+import tempfile
 from collections import Counter, deque
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import Any, Optional
+from typing import IO, Any, Optional
 
 from fairseq.data import Dictionary
 
@@ -29,8 +31,8 @@ from .commands import console_script, run_shown
 from .corpora import CORPORA, Splits
 from .languages import DEFAULT_PAIR
 from .schemes import Scheme
-from .sources import Sources
-from .textio import AtomicFiles, DataError, out_of_space, read_lines, write_atomic
+from .sources import ParallelText, Sources, TextFile
+from .textio import AtomicFiles, DataError, complete_lines, lines_of, out_of_space, read_lines, stream_lines, write_atomic
 from .word_links import SYMMETRISATION, aligned_pieces
 
 
@@ -92,27 +94,42 @@ def write_raw(corpus: str, raw: Path, splits: Splits, langs: tuple[str, str], tr
     return pairs
 
 
-def read_raw(out: Path, split: str, lang: str) -> list[str]:
-    return read_lines(out / "raw" / f"{split}.{lang}")
+def raw_text(out: Path, split: str, lang: str) -> TextFile:
+    return TextFile(out / "raw" / f"{split}.{lang}")
 
 
 def encode(scheme: Scheme, out: Path, splits: list[str], langs: tuple[str, str], max_len: int) -> None:
-    """OUT/{scheme}/{split}.{lang}; training pairs longer than ``max_len`` tokens are dropped."""
+    """OUT/{scheme}/{split}.{lang}; training pairs longer than ``max_len`` tokens are dropped. Each
+    language is encoded in turn into a temporary file (so that the scheme's workers are the only
+    ones running), then the two are paired, filtered and renamed into place together."""
     folder = out / scheme.name
     folder.mkdir(parents=True, exist_ok=True)
-    train = {lang: read_raw(out, "train", lang) for lang in langs}
-    print(f"| learning the {scheme.name} scheme on {len(train[langs[0]])} training pairs", flush=True)
+    train = {lang: raw_text(out, "train", lang) for lang in langs}
+    print(f"| learning the {scheme.name} scheme on {complete_lines(train[langs[0]].path)} training pairs", flush=True)
     scheme.learn(train, folder)
     for split in splits:
         if all((folder / f"{split}.{lang}").exists() for lang in langs):
             continue
         print(f"| encoding {split} ({scheme.name})", flush=True)
-        encoded = {lang: scheme.encode(train[lang] if split == "train" else read_raw(out, split, lang), lang) for lang in langs}
-        if split == "train" and max_len:
-            keep = [i for i, pair in enumerate(zip(*encoded.values())) if max(len(s.split()) for s in pair) <= max_len]
-            encoded = {lang: [lines[i] for i in keep] for lang, lines in encoded.items()}
-        for lang in langs:
-            write_atomic(folder / f"{split}.{lang}", encoded[lang])
+        with ExitStack() as stack:
+            sides = [stack.enter_context(encoded_side(scheme, raw_text(out, split, lang), lang, folder)) for lang in langs]
+            limit = max_len if split == "train" else 0
+            names = (f"{folder / split}.{langs[0]} (encoded)", f"{folder / split}.{langs[1]} (encoded)")
+            with AtomicFiles([folder / f"{split}.{lang}" for lang in langs]) as files:
+                for pair in ParallelText(names, (lines_of(sides[0], names[0]), lines_of(sides[1], names[1]))):
+                    if not limit or max(len(side.split()) for side in pair) <= limit:
+                        files.write(pair)
+
+
+@contextmanager
+def encoded_side(scheme: Scheme, text: TextFile, lang: str, folder: Path) -> Iterator[IO[bytes]]:
+    """``text`` encoded into a temporary file of ``folder`` (which the system removes whatever
+    happens), open for reading from its start."""
+    with tempfile.TemporaryFile(dir=folder) as encoded:
+        for line in scheme.encode(text, lang):
+            encoded.write(line.encode("utf-8") + b"\n")
+        encoded.seek(0)
+        yield encoded  # type: ignore[misc]
 
 
 def preprocess_command(langs: tuple[str, str], workers: int) -> list[str]:
@@ -157,9 +174,9 @@ def unknown_counts(out: Path, scheme: str, splits: list[str], langs: tuple[str, 
     """Tokens per split and language, and how many of them are outside the dictionary."""
     counts: dict[str, dict[str, dict[str, int]]] = {}
     for lang in langs:
-        vocabulary = {line.rsplit(" ", 1)[0] for line in read_lines(out / "bin" / f"dict.{lang}.txt")}
+        vocabulary = {line.rsplit(" ", 1)[0] for line in stream_lines(out / "bin" / f"dict.{lang}.txt")}
         for split in splits:
-            tokens = Counter(t for line in read_lines(out / scheme / f"{split}.{lang}") for t in line.split())
+            tokens = Counter(t for line in stream_lines(out / scheme / f"{split}.{lang}") for t in line.split())
             unknown = sum(n for token, n in tokens.items() if token not in vocabulary)
             counts.setdefault(split, {})[lang] = {"tokens": sum(tokens.values()), "unk": unknown}
     return counts
@@ -191,10 +208,13 @@ def prepare(
     alignments = checked_alignments(train_alignments, out, scheme.name, langs) if train_alignments else None
     report = raw_splits(corpus, out, Sources(local_dir, out / "download", mirror), langs, train_lines, **corpus_options)
     splits = list(report["pairs"])
-    encode(scheme, out, splits, langs, max_len)
+    try:
+        encode(scheme, out, splits, langs, max_len)
+    except OSError as error:  # a full disk under the encoded sides' temporary files
+        raise out_of_space(out, error) from None
     command = binarize(out, scheme.name, splits, langs, shortlist, workers)
     source, target = langs
-    pairs = {split: len(read_lines(out / scheme.name / f"{split}.{source}")) for split in splits}
+    pairs = {split: complete_lines(out / scheme.name / f"{split}.{source}") for split in splits}
     manifest = {
         "corpus": corpus,
         "source_lang": source,

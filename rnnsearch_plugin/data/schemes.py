@@ -14,7 +14,10 @@
 
 import functools
 import os
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,6 +27,7 @@ from .textio import DataError
 LARGE_CHARACTER_SETS = frozenset({"zh", "yue", "ja", "ko"})
 WORD, BPE, SPM = "word", "bpe", "spm"
 SCHEMES = (WORD, BPE, SPM)  # the names every --scheme option and the merging of pieces into words read
+CHUNK = 10_000  # lines encoded at a time (Moses: by one worker process)
 
 
 class Scheme(Protocol):
@@ -38,9 +42,14 @@ class Scheme(Protocol):
         """What the manifest records of the scheme's settings beyond its name."""
         ...
 
-    def learn(self, train: dict[str, list[str]], folder: Path) -> None: ...
+    def learn(self, train: dict[str, Iterable[str]], folder: Path) -> None:
+        """The scheme's model from the training text of each language (read anew at each
+        iteration), in fixed memory whatever its size."""
+        ...
 
-    def encode(self, lines: list[str], lang: str) -> list[str]: ...
+    def encode(self, lines: Iterable[str], lang: str) -> Iterator[str]:
+        """``lines`` encoded, one at a time and in order."""
+        ...
 
     def decode(self, line: str, lang: str) -> str: ...
 
@@ -73,14 +82,30 @@ def moses_tokenize(lines: list[str], lang: str) -> list[str]:
     return [tokenizer.tokenize(line, escape=False, return_str=True) for line in lines]
 
 
-def moses_tokenize_parallel(lines: list[str], lang: str, workers: int) -> list[str]:
-    """Moses tokenisation on ``workers`` processes, in order."""
-    if workers <= 1 or len(lines) < 10_000:
-        return moses_tokenize(lines, lang)
-    size = -(-len(lines) // workers)
-    chunks = [lines[i : i + size] for i in range(0, len(lines), size)]
+def moses_tokenize_stream(lines: Iterable[str], lang: str, workers: int) -> Iterator[str]:
+    """Moses tokenisation of ``lines`` in chunks of ``CHUNK`` lines, in order: on ``workers``
+    processes, a few chunks ahead, where there is more than one chunk; in this process otherwise."""
+    chunks = batches(lines, CHUNK)
+    first, second = next(chunks, []), next(chunks, None)
+    if workers <= 1 or second is None:
+        for chunk in chain([first], [] if second is None else [second], chunks):
+            yield from moses_tokenize(chunk, lang)
+        return
     with ProcessPoolExecutor(workers) as pool:
-        return [line for chunk in pool.map(moses_tokenize, chunks, [lang] * len(chunks)) for line in chunk]
+        pending: deque[Future[list[str]]] = deque()
+        for chunk in chain([first, second], chunks):
+            pending.append(pool.submit(moses_tokenize, chunk, lang))
+            if len(pending) > 2 * workers:
+                yield from pending.popleft().result()
+        while pending:
+            yield from pending.popleft().result()
+
+
+def batches(lines: Iterable[str], size: int) -> Iterator[list[str]]:
+    """``lines`` in lists of ``size`` (the last one shorter)."""
+    stream = iter(lines)
+    while batch := list(islice(stream, size)):
+        yield batch
 
 
 def moses_detokenize(line: str, lang: str) -> str:
@@ -95,11 +120,11 @@ class WordScheme(MosesTokens):
     def __init__(self, workers: int = os.cpu_count() or 1) -> None:
         self.workers = workers
 
-    def learn(self, train: dict[str, list[str]], folder: Path) -> None:
+    def learn(self, train: dict[str, Iterable[str]], folder: Path) -> None:
         """Nothing to learn: the shortlist is made by fairseq-preprocess."""
 
-    def encode(self, lines: list[str], lang: str) -> list[str]:
-        return moses_tokenize_parallel(lines, lang, self.workers)
+    def encode(self, lines: Iterable[str], lang: str) -> Iterator[str]:
+        return moses_tokenize_stream(lines, lang, self.workers)
 
     def decode(self, line: str, lang: str) -> str:
         return moses_detokenize(line, lang)
@@ -115,14 +140,15 @@ class BPEScheme(MosesTokens):
         self.merges, self.joint, self.workers = merges, joint, workers
         self.codes: dict[str, Path] = {}
 
-    def learn(self, train: dict[str, list[str]], folder: Path) -> None:
+    def learn(self, train: dict[str, Iterable[str]], folder: Path) -> None:
+        """subword-nmt learns from the word counts of the tokenised text, which it reads once."""
         from subword_nmt.learn_bpe import learn_bpe
 
         groups = {"joint": tuple(train)} if self.joint else {lang: (lang,) for lang in train}
         for name, langs in groups.items():
             codes = folder / f"bpe.{name}.codes"
             if not codes.exists():
-                text = [line for lang in langs for line in moses_tokenize_parallel(train[lang], lang, self.workers)]
+                text = (line for lang in langs for line in moses_tokenize_stream(train[lang], lang, self.workers))
                 temporary = codes.with_name(codes.name + ".part")
                 with open(temporary, "w", encoding="utf-8") as out:
                     learn_bpe(text, out, self.merges, min_frequency=2)
@@ -130,12 +156,12 @@ class BPEScheme(MosesTokens):
             for lang in langs:
                 self.codes[lang] = codes
 
-    def encode(self, lines: list[str], lang: str) -> list[str]:
+    def encode(self, lines: Iterable[str], lang: str) -> Iterator[str]:
         from subword_nmt.apply_bpe import BPE
 
         with open(self.codes[lang], encoding="utf-8") as codes:
             bpe = BPE(codes)
-        return [bpe.process_line(line) for line in moses_tokenize_parallel(lines, lang, self.workers)]
+        return (bpe.process_line(line) for line in moses_tokenize_stream(lines, lang, self.workers))
 
     def decode(self, line: str, lang: str) -> str:
         return moses_detokenize((line + " ").replace("@@ ", "").strip(), lang)
@@ -160,7 +186,9 @@ class SentencePieceScheme:
     def manifest_entries(self) -> dict[str, Any]:
         return {"character_coverage": self.character_coverage}
 
-    def learn(self, train: dict[str, list[str]], folder: Path) -> None:
+    def learn(self, train: dict[str, Iterable[str]], folder: Path) -> None:
+        """sentencepiece reads the lines once and trains on a sample of at most
+        ``input_sentence_size`` of them (all of a corpus below that size)."""
         import sentencepiece
 
         self.model = folder / "spm.model"
@@ -169,7 +197,7 @@ class SentencePieceScheme:
         prefix = folder / "spm.part"
         sentencepiece.SentencePieceTrainer.train(
             # languages in a fixed order, so that both directions of a corpus get the same model
-            sentence_iterator=iter([line for lang in sorted(train) for line in train[lang]]),
+            sentence_iterator=(line for lang in sorted(train) for line in train[lang]),
             model_prefix=str(prefix),
             vocab_size=self.vocab_size,
             model_type=self.model_type,
@@ -189,8 +217,9 @@ class SentencePieceScheme:
 
         return sentencepiece.SentencePieceProcessor(model_file=str(self.model))
 
-    def encode(self, lines: list[str], lang: str) -> list[str]:
-        return [" ".join(pieces) for pieces in self.processor.encode(lines, out_type=str, num_threads=self.workers)]
+    def encode(self, lines: Iterable[str], lang: str) -> Iterator[str]:
+        for chunk in batches(lines, CHUNK):
+            yield from (" ".join(pieces) for pieces in self.processor.encode(chunk, out_type=str, num_threads=self.workers))
 
     def decode(self, line: str, lang: str) -> str:
         return self.processor.decode(line.split())

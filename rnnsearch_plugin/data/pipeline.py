@@ -214,6 +214,7 @@ def prepare(
         raise out_of_space(out, error) from None
     command = binarize(out, scheme.name, splits, langs, shortlist, workers)
     source, target = langs
+    print("| writing the manifest", flush=True)
     pairs = {split: complete_lines(out / scheme.name / f"{split}.{source}") for split in splits}
     manifest = {
         "corpus": corpus,

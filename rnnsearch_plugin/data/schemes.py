@@ -28,6 +28,7 @@ LARGE_CHARACTER_SETS = frozenset({"zh", "yue", "ja", "ko"})
 WORD, BPE, SPM = "word", "bpe", "spm"
 SCHEMES = (WORD, BPE, SPM)  # the names every --scheme option and the merging of pieces into words read
 CHUNK = 10_000  # lines encoded at a time (Moses: by one worker process)
+SAMPLE, SEED = 2_000_000, 1  # the most lines sentencepiece learns from, and its sampling's seed
 
 
 class Scheme(Protocol):
@@ -187,14 +188,15 @@ class SentencePieceScheme:
         return {"character_coverage": self.character_coverage}
 
     def learn(self, train: dict[str, Iterable[str]], folder: Path) -> None:
-        """sentencepiece reads the lines once and trains on a sample of at most
-        ``input_sentence_size`` of them (all of a corpus below that size)."""
+        """sentencepiece reads the lines once and trains on at most ``SAMPLE`` of them: all of a
+        corpus that has no more, else a sample drawn with a fixed seed (the same every run)."""
         import sentencepiece
 
         self.model = folder / "spm.model"
         if self.model.exists():
             return
         prefix = folder / "spm.part"
+        sentencepiece.set_random_generator_seed(SEED)
         sentencepiece.SentencePieceTrainer.train(
             # languages in a fixed order, so that both directions of a corpus get the same model
             sentence_iterator=(line for lang in sorted(train) for line in train[lang]),
@@ -203,7 +205,7 @@ class SentencePieceScheme:
             model_type=self.model_type,
             character_coverage=self.character_coverage,
             num_threads=self.workers,
-            input_sentence_size=2_000_000,
+            input_sentence_size=SAMPLE,
             shuffle_input_sentence=True,
             minloglevel=2,
         )

@@ -27,7 +27,8 @@ from .textio import DataError
 LARGE_CHARACTER_SETS = frozenset({"zh", "yue", "ja", "ko"})
 WORD, BPE, SPM = "word", "bpe", "spm"
 SCHEMES = (WORD, BPE, SPM)  # the names every --scheme option and the merging of pieces into words read
-CHUNK = 10_000  # lines encoded at a time (Moses: by one worker process)
+CHUNK = 10_000  # lines sentencepiece encodes at a time, on its own threads
+MOSES_CHUNK, MOSES_AHEAD = 1_000, 4  # lines one Moses worker process tokenises at a time; chunks in flight per worker
 SAMPLE, SEED = 2_000_000, 1  # the most lines sentencepiece learns from, and its sampling's seed
 
 
@@ -77,16 +78,23 @@ class MosesTokens:
 
 
 def moses_tokenize(lines: list[str], lang: str) -> list[str]:
-    from sacremoses import MosesTokenizer
-
-    tokenizer = MosesTokenizer(lang)
+    tokenizer = moses_tokenizer(lang)
     return [tokenizer.tokenize(line, escape=False, return_str=True) for line in lines]
 
 
+@functools.cache
+def moses_tokenizer(lang: str) -> Any:
+    """sacremoses' tokenizer of ``lang``, built once per process (it reads its prefix lists)."""
+    from sacremoses import MosesTokenizer
+
+    return MosesTokenizer(lang)
+
+
 def moses_tokenize_stream(lines: Iterable[str], lang: str, workers: int) -> Iterator[str]:
-    """Moses tokenisation of ``lines`` in chunks of ``CHUNK`` lines, in order: on ``workers``
-    processes, a few chunks ahead, where there is more than one chunk; in this process otherwise."""
-    chunks = batches(lines, CHUNK)
+    """Moses tokenisation of ``lines`` in chunks of ``MOSES_CHUNK`` lines, in order: on ``workers``
+    processes, ``MOSES_AHEAD`` chunks per worker in flight (small chunks, so that the workers end
+    together), where there is more than one chunk; in this process otherwise."""
+    chunks = batches(lines, MOSES_CHUNK)
     first, second = next(chunks, []), next(chunks, None)
     if workers <= 1 or second is None:
         for chunk in chain([first], [] if second is None else [second], chunks):
@@ -96,7 +104,7 @@ def moses_tokenize_stream(lines: Iterable[str], lang: str, workers: int) -> Iter
         pending: deque[Future[list[str]]] = deque()
         for chunk in chain([first, second], chunks):
             pending.append(pool.submit(moses_tokenize, chunk, lang))
-            if len(pending) > 2 * workers:
+            if len(pending) > MOSES_AHEAD * workers:
                 yield from pending.popleft().result()
         while pending:
             yield from pending.popleft().result()

@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from itertools import islice
@@ -171,14 +171,23 @@ def statistical_links(out: Path, scheme: str, langs: tuple[str, str]) -> list[st
 
 
 def unknown_counts(out: Path, scheme: str, splits: list[str], langs: tuple[str, str]) -> dict[str, dict[str, dict[str, int]]]:
-    """Tokens per split and language, and how many of them are outside the dictionary."""
+    """Tokens per split and language, and how many of them are outside the dictionary: in training,
+    the tokens less the dictionary's counts (fairseq-preprocess counted them in training itself), a
+    line at a time; in the other splits, word by word."""
     counts: dict[str, dict[str, dict[str, int]]] = {}
     for lang in langs:
-        vocabulary = {line.rsplit(" ", 1)[0] for line in stream_lines(out / "bin" / f"dict.{lang}.txt")}
+        dictionary = dict(line.rsplit(" ", 1) for line in stream_lines(out / "bin" / f"dict.{lang}.txt"))  # word -> count
         for split in splits:
-            tokens = Counter(t for line in stream_lines(out / scheme / f"{split}.{lang}") for t in line.split())
-            unknown = sum(n for token, n in tokens.items() if token not in vocabulary)
-            counts.setdefault(split, {})[lang] = {"tokens": sum(tokens.values()), "unk": unknown}
+            lines = stream_lines(out / scheme / f"{split}.{lang}")
+            if split == "train":
+                tokens = sum(len(line.split()) for line in lines)
+                unknown = tokens - sum(int(count) for count in dictionary.values())
+            else:
+                tokens = unknown = 0
+                for words in (line.split() for line in lines):
+                    tokens += len(words)
+                    unknown += sum(word not in dictionary for word in words)
+            counts.setdefault(split, {})[lang] = {"tokens": tokens, "unk": unknown}
     return counts
 
 

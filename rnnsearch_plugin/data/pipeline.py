@@ -3,7 +3,8 @@ a language pair ``langs`` = (source, target), e.g. ("en", "fr"):
 
     OUT/raw/{split}.{src,tgt}      raw text (the references for sacreBLEU), report.json
     OUT/{scheme}/...               the scheme's model and the encoded text
-    OUT/bin/                       fairseq-preprocess output ({split}.{src}-{tgt}.*)
+    OUT/bin/                       fairseq's binarized data ({split}.{src}-{tgt}.*, dict.{lang}.txt) as
+                                   fairseq-preprocess writes it (``binarise.py``), binarised.json
     OUT/word/train.align, OUT/bin/train.align.{src}-{tgt}.*   with ``train_alignments``: the
                                    training pairs' word alignments, checked and binarised (``alignments.py``);
                                    with ``eflomal``, OUT/{scheme}/train.align: eflomal's, on the pieces (``word_links.py``)
@@ -27,12 +28,13 @@ from typing import IO, Any, Optional
 from fairseq.data import Dictionary
 
 from .alignments import binarised_entry, binarize_alignments, checked_alignments
-from .commands import console_script, run_shown
+from .binarise import binarise, dictionary
+from .commands import console_script
 from .corpora import CORPORA, Splits
 from .languages import DEFAULT_PAIR
 from .schemes import Scheme
 from .sources import ParallelText, Sources, TextFile
-from .textio import AtomicFiles, DataError, complete_lines, lines_of, out_of_space, read_lines, stream_lines, write_atomic
+from .textio import AtomicFiles, DataError, complete_lines, lines_of, out_of_space, read_lines, write_atomic
 from .word_links import SYMMETRISATION, aligned_pieces
 
 
@@ -137,11 +139,38 @@ def preprocess_command(langs: tuple[str, str], workers: int) -> list[str]:
     return [console_script("fairseq-preprocess"), "--source-lang", langs[0], "--target-lang", langs[1], "--workers", str(workers)]
 
 
-def binarize(out: Path, scheme: str, splits: list[str], langs: tuple[str, str], shortlist: int, workers: int) -> list[str]:
-    """OUT/bin by fairseq-preprocess; a shortlist keeps the N most frequent words per language."""
-    bin_dir = out / "bin"
+def binarize(out: Path, scheme: str, splits: list[str], langs: tuple[str, str], shortlist: int) -> dict[str, dict[str, dict[str, int]]]:
+    """OUT/bin (``binarise.py``), written into OUT/bin.part and renamed when complete, with
+    ``binarised.json``: the tokens per split and language, and how many are <unk>; a shortlist keeps
+    the N most frequent words per language."""
+    bin_dir, part = out / "bin", out / "bin.part"
+    counts_path = bin_dir / "binarised.json"
+    if counts_path.exists():
+        return json.loads(counts_path.read_text())
+    shutil.rmtree(part, ignore_errors=True)
+    part.mkdir()
+    counts: dict[str, dict[str, dict[str, int]]] = {}
+    for lang in langs:
+        print(f"| binarising {lang}: the dictionary of {scheme}/train.{lang}", flush=True)
+        words = dictionary(out / scheme / f"train.{lang}", shortlist + 4 if shortlist else 0, 1 if shortlist else 8)
+        words.save(str(part / f"dict.{lang}.txt"))
+        for split in (name for name in splits if name in ("train", "valid") or name.startswith("test")):
+            binarised = binarise(out / scheme / f"{split}.{lang}", words, part / f"{split}.{langs[0]}-{langs[1]}.{lang}")
+            print(
+                f"| binarised {split}.{lang}: {binarised.sentences:,} sentences, {binarised.tokens:,} tokens, {binarised.unknown:,} <unk>",
+                flush=True,
+            )
+            counts.setdefault(split, {})[lang] = {"tokens": binarised.tokens, "unk": binarised.unknown}
+    write_atomic(part / counts_path.name, [json.dumps(counts, indent=2)])
+    shutil.rmtree(bin_dir, ignore_errors=True)
+    os.replace(part, bin_dir)
+    return counts
+
+
+def preprocess_equivalent(out: Path, scheme: str, splits: list[str], langs: tuple[str, str], shortlist: int, workers: int) -> list[str]:
+    """The fairseq-preprocess command that writes the same OUT/bin as ``binarize``, for the manifest."""
     folder = out / scheme
-    command = [*preprocess_command(langs, workers), "--trainpref", str(folder / "train"), "--destdir", str(bin_dir.with_name("bin.part"))]
+    command = [*preprocess_command(langs, workers), "--trainpref", str(folder / "train"), "--destdir", str(out / "bin")]
     prefixes = {"valid": "--validpref", "test": "--testpref"}
     for split, option in prefixes.items():
         names = [s for s in splits if s == split or (split == "test" and s.startswith("test"))]
@@ -149,13 +178,6 @@ def binarize(out: Path, scheme: str, splits: list[str], langs: tuple[str, str], 
             command += [option, ",".join(str(folder / name) for name in sorted(names))]
     if shortlist:  # N words + fairseq's 4 special symbols, no padding entries
         command += ["--nwordssrc", str(shortlist + 4), "--nwordstgt", str(shortlist + 4), "--padding-factor", "1"]
-    if (bin_dir / "preprocess.done").exists():
-        return command
-    shutil.rmtree(bin_dir.with_name("bin.part"), ignore_errors=True)
-    run_shown(command)
-    (bin_dir.with_name("bin.part") / "preprocess.done").touch()
-    shutil.rmtree(bin_dir, ignore_errors=True)
-    os.replace(bin_dir.with_name("bin.part"), bin_dir)
     return command
 
 
@@ -168,27 +190,6 @@ def statistical_links(out: Path, scheme: str, langs: tuple[str, str]) -> list[st
     sides = [read_lines(out / scheme / f"train.{lang}") for lang in langs]
     print(f"| linking the {len(sides[0])} training pairs' words with eflomal, both directions ({SYMMETRISATION})", flush=True)
     return list(aligned_pieces(*sides, scheme))
-
-
-def unknown_counts(out: Path, scheme: str, splits: list[str], langs: tuple[str, str]) -> dict[str, dict[str, dict[str, int]]]:
-    """Tokens per split and language, and how many of them are outside the dictionary: in training,
-    the tokens less the dictionary's counts (fairseq-preprocess counted them in training itself), a
-    line at a time; in the other splits, word by word."""
-    counts: dict[str, dict[str, dict[str, int]]] = {}
-    for lang in langs:
-        dictionary = dict(line.rsplit(" ", 1) for line in stream_lines(out / "bin" / f"dict.{lang}.txt"))  # word -> count
-        for split in splits:
-            lines = stream_lines(out / scheme / f"{split}.{lang}")
-            if split == "train":
-                tokens = sum(len(line.split()) for line in lines)
-                unknown = tokens - sum(int(count) for count in dictionary.values())
-            else:
-                tokens = unknown = 0
-                for words in (line.split() for line in lines):
-                    tokens += len(words)
-                    unknown += sum(word not in dictionary for word in words)
-            counts.setdefault(split, {})[lang] = {"tokens": tokens, "unk": unknown}
-    return counts
 
 
 def prepare(
@@ -219,9 +220,9 @@ def prepare(
     splits = list(report["pairs"])
     try:
         encode(scheme, out, splits, langs, max_len)
-    except OSError as error:  # a full disk under the encoded sides' temporary files
+        unknown = binarize(out, scheme.name, splits, langs, shortlist)
+    except OSError as error:  # a full disk under the encoded sides' temporary files or OUT/bin.part
         raise out_of_space(out, error) from None
-    command = binarize(out, scheme.name, splits, langs, shortlist, workers)
     source, target = langs
     print("| writing the manifest", flush=True)
     pairs = {split: complete_lines(out / scheme.name / f"{split}.{source}") for split in splits}
@@ -238,10 +239,10 @@ def prepare(
         "shortlist": shortlist,
         **scheme.manifest_entries(),
         "vocabulary": {lang: len(Dictionary.load(str(out / "bin" / f"dict.{lang}.txt"))) for lang in langs},
-        "unknown": unknown_counts(out, scheme.name, splits, langs),
+        "unknown": unknown,
         "fairseq_splits": {split: f"bin/{split}.{source}-{target}" for split in splits},
         "detokenise_options": scheme.generate_options(Path(scheme.name), source),  # files relative to OUT: a moved folder still loads
-        "preprocess_command": " ".join(command),
+        "preprocess_command": " ".join(preprocess_equivalent(out, scheme.name, splits, langs, shortlist, workers)),
     }
     if eflomal:
         alignments = statistical_links(out, scheme.name, langs)

@@ -8,7 +8,7 @@ import zlib
 from collections import deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Optional
 
 from ..errors import UserInputError
 
@@ -18,6 +18,7 @@ class DataError(UserInputError):
 
 
 GZIP_MAGIC = b"\x1f\x8b"
+BLOCK = 1 << 20  # bytes read at a time
 BOM = "\ufeff"  # the byte-order mark some editors (Windows Notepad) write at the start of a UTF-8 file
 
 
@@ -28,8 +29,8 @@ def without_bom(start: str) -> str:
 
 
 def not_utf8(where: str, line: int, error: UnicodeDecodeError, offset: int = 0) -> DataError:
-    """The error for bytes that are not UTF-8 on ``line`` (1-based) of ``where``, the line
-    starting at byte ``offset`` of the file."""
+    """The error for bytes that are not UTF-8 on ``line`` (1-based) of ``where``, ``error`` raised by
+    decoding the bytes from ``offset`` of the file on."""
     return DataError(f"{where} is not valid UTF-8 on line {line} ({error.reason} at byte {offset + error.start}); re-encode it as UTF-8")
 
 
@@ -57,27 +58,44 @@ def stream_lines(path: Path) -> Iterator[str]:
 
 
 def lines_of(handle: IO[bytes], where: str) -> Iterator[str]:
-    """The lines of a binary stream as ``decode_lines`` gives them, one at a time, gzip-decompressed
-    when it starts with gzip's magic number; ``where`` names it in the errors. Bytes that are not
-    UTF-8 are a DataError naming their line; a corrupt or truncated compressed stream one naming
-    the last line read."""
+    """The lines of a binary stream as ``decode_lines`` gives them, one at a time (read and decoded
+    ``BLOCK`` bytes at a time), gzip-decompressed when it starts with gzip's magic number; ``where``
+    names it in the errors. Bytes that are not UTF-8 are a DataError naming their line; a corrupt or
+    truncated compressed stream one naming the last line read."""
     number = 0
     try:
         stream = gzip.GzipFile(fileobj=handle) if handle.peek(2)[:2] == GZIP_MAGIC else handle  # type: ignore[attr-defined]
-        offset = 0
-        for number, raw in enumerate(stream, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                if stream is not handle:  # damaged compressed data decodes to garbage before its checksum fails
-                    deque(stream, maxlen=0)
-                raise not_utf8(where, number, error, offset) from None
-            offset += len(raw)
-            yield (without_bom(line) if number == 1 else line).removesuffix("\n").rstrip("\r")
+        compressed = stream if stream is not handle else None
+        offset, rest = 0, b""
+        for block in iter(lambda: stream.read(BLOCK), b""):
+            block = rest + block
+            end = block.rfind(b"\n") + 1  # after the last whole line
+            lines, rest = decoded(block[:end], compressed, where, number, offset), block[end:]
+            if number == 0 and lines:
+                lines[0] = without_bom(lines[0])
+            yield from lines
+            number, offset = number + len(lines), offset + end
+        if rest:  # a last line without a line feed
+            (line,) = decoded(rest + b"\n", compressed, where, number, offset)
+            yield without_bom(line) if number == 0 else line
     except (EOFError, OSError, zlib.error) as error:  # gzip.BadGzipFile is an OSError
         raise DataError(
             f"{where} is corrupt or truncated after line {number:,} ({error}): download it again, or delete it and rerun"
         ) from None
+
+
+def decoded(raw: bytes, compressed: Optional[IO[bytes]], where: str, number: int, offset: int) -> list[str]:
+    """The lines of ``raw``, whole lines each ending in a line feed that start on line ``number + 1``
+    at byte ``offset`` of ``where``, without their line ends (nor a carriage return before one). Bytes
+    that are not UTF-8 are a DataError naming their line, once a ``compressed`` stream is read to its
+    end (damaged compressed data decodes to garbage before its checksum fails)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if compressed is not None:
+            deque(compressed, maxlen=0)
+        raise not_utf8(where, number + raw.count(b"\n", 0, error.start) + 1, error, offset) from None
+    return [line.rstrip("\r") for line in text.split("\n")[:-1]]
 
 
 def counted(lines: int) -> str:

@@ -56,6 +56,8 @@ def drop_reason(
         return "empty"
     if own_reason and (reason := own_reason(*pair)):
         return reason
+    if not cleaning.max_words and not cleaning.max_ratio:
+        return None
     words = [length(side, lang) for side, lang in zip(pair, langs)]
     if cleaning.max_words and max(words) > cleaning.max_words:
         return "too long"
@@ -83,12 +85,18 @@ class Duplicates:
         """Whether each of ``keys`` (in corpus order) is seen for the first time; those are kept."""
         values, first = np.unique(keys, return_index=True)
         fresh = ~(contains(self.whole, values) | contains(self.recent, values))
-        self.recent = np.union1d(self.recent, values[fresh])
+        self.recent = merged(self.recent, values[fresh])
         if len(self.recent) >= self.merge:
-            self.whole, self.recent = np.union1d(self.whole, self.recent), self.recent[:0]
+            self.whole, self.recent = merged(self.whole, self.recent), self.recent[:0]
         kept = np.zeros(len(keys), dtype=bool)
         kept[first[fresh]] = True
         return kept
+
+
+def merged(ordered: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The sorted arrays ``ordered`` and ``values``, which share no value, as one sorted array (a
+    merge: a copy, where a sort of the whole would cost its logarithm again)."""
+    return np.insert(ordered, np.searchsorted(ordered, values), values)
 
 
 def contains(ordered: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -2,8 +2,9 @@
 
 - ``word`` (Section 4.1): Moses tokenisation (sacremoses, for the languages it knows:
   ``languages.moses_languages``), original case; the 30,000-word
-  shortlist itself is fairseq-preprocess's ``--nwordssrc/--nwordstgt`` (the N most frequent
-  words, ties broken by code-point order of the word; every other word becomes <unk>).
+  shortlist itself is made by binarisation (``binarise.py``), as fairseq-preprocess's
+  ``--nwordssrc/--nwordstgt`` makes it (the N most frequent words, ties broken by code-point order
+  of the word; every other word becomes <unk>).
   Inverse: Moses detokenisation.
 - ``bpe``: subword-nmt BPE learned on the Moses-tokenised training text, joint or one model
   per language. Inverse: remove "@@ " then Moses detokenisation.
@@ -29,7 +30,7 @@ WORD, BPE, SPM = "word", "bpe", "spm"
 SCHEMES = (WORD, BPE, SPM)  # the names every --scheme option and the merging of pieces into words read
 CHUNK = 10_000  # lines sentencepiece encodes at a time, on its own threads
 MOSES_CHUNK, MOSES_AHEAD = 1_000, 4  # lines one Moses worker process tokenises at a time; chunks in flight per worker
-SAMPLE, SEED = 2_000_000, 1  # the most lines sentencepiece learns from, and its sampling's seed
+SAMPLE, SEED = 200_000, 1  # the most lines sentencepiece learns from (docs/data.md#at-scale), and its sampling's seed
 
 
 class Scheme(Protocol):
@@ -130,7 +131,7 @@ class WordScheme(MosesTokens):
         self.workers = workers
 
     def learn(self, train: dict[str, Iterable[str]], folder: Path) -> None:
-        """Nothing to learn: the shortlist is made by fairseq-preprocess."""
+        """Nothing to learn: the shortlist is made by binarisation."""
 
     def encode(self, lines: Iterable[str], lang: str) -> Iterator[str]:
         return moses_tokenize_stream(lines, lang, self.workers)

@@ -1,9 +1,9 @@
-"""The data pipeline at scale: ``scripts/prepare_data.py text --scheme spm`` on synthetic parallel
-corpora of growing size, each stage's peak resident memory (the whole process tree's) and pairs per
+"""The data pipeline at scale: ``scripts/prepare_data.py text`` (``--scheme spm``, or the paper's ``word``) on synthetic parallel
+corpora of growing size, each stage's peak memory (the whole process tree's proportional set size) and pairs per
 second, and the same for a baseline checkout's pipeline, alternated size by size on one machine.
 
     python tooling/data_scale.py --hansards ../shared/data/hansards --sizes 100000,1000000,4000000 \
-        --work work/data-scale --out benchmarks/data-scale [--baseline DIR]
+        --work work/data-scale --out benchmarks/data-scale [--baseline DIR --baseline-sizes 100000,1000000]
 
 The corpora are made deterministically from the Hansards' line pairs: pair k is the (k mod M)-th of
 the M pairs, and from the second round on both sides start with the round's number, so that no two
@@ -32,10 +32,13 @@ STAGES = {  # the line that starts a stage, and its name
     "| reading": "read, clean, split",
     "| learning": "learn the subword model",
     "| encoding": "encode",
-    "| fairseq-preprocess": "binarise",
+    "| binarising": "binarise",
+    "| fairseq-preprocess": "binarise",  # a baseline's binariser
     "| writing the manifest": "count, report",
 }
 WMT14 = {"selected bitext": 12_000_000, "full corpora": 40_000_000}
+SCHEMES = {"spm": "--scheme spm --vocab-size 8000", "word": "--scheme word --shortlist 30000 --max-len 50"}  # word: the paper's
+PEAK_MB, GROWTH, BYTES_PER_PAIR = 1_500, 1.15, 16  # the goals: a peak under PEAK_MB, growing by at most GROWTH + 16 B a pair
 
 
 def hansards_pairs(folder: Path) -> Iterator[tuple[str, str]]:
@@ -70,16 +73,16 @@ def synthetic_corpus(hansards: Path, pairs: int, folder: Path) -> Path:
     return prefix
 
 
-def tree_rss_kb(pid: int) -> int:
-    """Resident memory of ``pid`` and its descendants, in kB, from /proc."""
-    parents, rss = {}, {}
+def tree_memory_kb(pid: int) -> int:
+    """The memory of ``pid`` and its descendants, in kB: their proportional set sizes summed (from
+    /proc/PID/smaps_rollup), so that pages a forked worker shares with its parent count once."""
+    parents = {}
     for stat in Path("/proc").glob("[0-9]*/status"):
         try:
             fields = dict(line.split(":", 1) for line in stat.read_text().splitlines() if ":" in line)
         except OSError:
             continue  # the process ended meanwhile
         parents[int(stat.parent.name)] = int(fields["PPid"])
-        rss[int(stat.parent.name)] = int(fields.get("VmRSS", "0 kB").split()[0])
     tree, grown = {pid}, True
     while grown:
         grown = False
@@ -87,13 +90,21 @@ def tree_rss_kb(pid: int) -> int:
             if parent in tree and child not in tree:
                 tree.add(child)
                 grown = True
-    return sum(rss.get(member, 0) for member in tree)
+    return sum(proportional_kb(member) for member in tree)
 
 
-def measure(code: Path, prefix: Path, out: Path, pairs: int) -> dict[str, dict[str, float]]:
+def proportional_kb(pid: int) -> int:
+    try:
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0  # the process ended meanwhile
+    return next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
+
+
+def measure(code: Path, prefix: Path, out: Path, pairs: int, scheme: str) -> dict[str, dict[str, float]]:
     """Each stage of one run of ``code``'s prepare_data.py: seconds, pairs per second, peak MB."""
     command = [sys.executable, str(code / "scripts" / "prepare_data.py"), "text", "--source-lang", "en", "--target-lang", "fr"]
-    command += ["--train", str(prefix), "--scheme", "spm", "--vocab-size", "8000", "--out", str(out)]
+    command += ["--train", str(prefix), *SCHEMES[scheme].split(), "--out", str(out)]
     process = subprocess.Popen(command, cwd=code, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     stages: dict[str, dict[str, float]] = {}
     current: dict[str, Optional[str]] = {"stage": None}
@@ -103,7 +114,7 @@ def measure(code: Path, prefix: Path, out: Path, pairs: int) -> dict[str, dict[s
         while process.poll() is None:
             stage = current["stage"]
             if stage is not None:
-                stages[stage]["peak_mb"] = max(stages[stage]["peak_mb"], tree_rss_kb(process.pid) / 1024)
+                stages[stage]["peak_mb"] = max(stages[stage]["peak_mb"], tree_memory_kb(process.pid) / 1024)
             time.sleep(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -133,28 +144,38 @@ def slope(sizes: list[int], values: list[float]) -> tuple[float, float]:
     return fit.intercept, fit.slope
 
 
+def whole(stages: dict[str, dict[str, float]], pairs: int) -> dict[str, float]:
+    """One run's stages together: seconds, pairs per second and the peak."""
+    seconds = sum(stage["seconds"] for stage in stages.values())
+    return {"seconds": seconds, "pairs_per_second": pairs / seconds, "peak_mb": max(stage["peak_mb"] for stage in stages.values())}
+
+
 def table(record: dict[str, Any]) -> list[str]:
     lines = [
         "# The data pipeline at scale",
         "",
-        f"{record['machine']}, {record['date']}; `prepare_data.py text --scheme spm --vocab-size 8000` on synthetic Hansards "
-        "corpora (tooling/data_scale.py). Peak resident memory of the whole process tree per stage, and pairs per second.",
+        f"{record['machine']}, {record['date']}; `prepare_data.py text {SCHEMES[record['scheme']]}` on synthetic Hansards "
+        "corpora (tooling/data_scale.py). Per stage: the peak memory (the process tree's proportional set sizes summed: "
+        "pages shared with a forked worker count once), and pairs per second.",
         "",
         "| code | pairs | stage | seconds | pairs/s | peak MB |",
         "| --- | ---: | --- | ---: | ---: | ---: |",
     ]
     for code, runs in record["runs"].items():
         for size, stages in runs.items():
-            for stage, figures in stages.items():
+            for stage, figures in {**stages, "**all**": whole(stages, int(size))}.items():
                 rate, peak = f"{figures['pairs_per_second']:,.0f}", f"{figures['peak_mb']:,.0f}"
                 lines.append(f"| {code} | {int(size):,} | {stage} | {figures['seconds']:.1f} | {rate} | {peak} |")
+    lines += ["", *goals(record)]
     for code, runs in record["runs"].items():
         sizes = [int(size) for size in runs]
         if len(sizes) < 2:
             continue
-        peaks = [max(stage["peak_mb"] for stage in stages.values()) for stages in runs.values()]
-        seconds = [sum(stage["seconds"] for stage in stages.values()) for stages in runs.values()]
-        (memory_0, memory_per_pair), (time_0, time_per_pair) = slope(sizes, peaks), slope(sizes, seconds)
+        totals = [whole(stages, size) for size, stages in zip(sizes, runs.values())]
+        (memory_0, memory_per_pair), (time_0, time_per_pair) = (
+            slope(sizes, [total["peak_mb"] for total in totals]),
+            slope(sizes, [total["seconds"] for total in totals]),
+        )
         lines += [
             "",
             f"**{code}**: peak memory {memory_0:,.0f} MB + {memory_per_pair * 1e6:,.1f} MB per million pairs; "
@@ -168,6 +189,25 @@ def table(record: dict[str, Any]) -> list[str]:
     return lines
 
 
+def goals(record: dict[str, Any]) -> list[str]:
+    """The figures the pipeline is held to: this code's peak against ``PEAK_MB`` and against the
+    smallest corpus's (``GROWTH``, plus ``BYTES_PER_PAIR``), and its pairs per second against the baseline's."""
+    runs = record["runs"]["this code"]
+    totals = {int(size): whole(stages, int(size)) for size, stages in runs.items()}
+    smallest = min(totals)
+    lines = ["| pairs | peak MB | at most | pairs/s, this code / baseline |", "| ---: | ---: | ---: | ---: |"]
+    for size, total in totals.items():
+        bound = min(PEAK_MB, GROWTH * totals[smallest]["peak_mb"] + BYTES_PER_PAIR * (size - smallest) / 2**20)
+        baseline = record["runs"].get("baseline", {}).get(str(size))
+        ratio = f"{total['pairs_per_second'] / whole(baseline, size)['pairs_per_second']:.2f}" if baseline else "not run"
+        lines.append(f"| {size:,} | {total['peak_mb']:,.0f} | {bound:,.0f} | {ratio} |")
+    return [
+        f"The bound: {PEAK_MB:,} MB, and {GROWTH:.2f} times the peak at {smallest:,} pairs plus {BYTES_PER_PAIR} bytes per further pair.",
+        "",
+        *lines,
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hansards", type=Path, required=True)
@@ -175,20 +215,24 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True, help="OUT.json and OUT.md")
     parser.add_argument("--baseline", type=Path, help="a checkout of the code to compare with (git worktree add DIR REV)")
+    parser.add_argument("--scheme", choices=SCHEMES, default="spm")
+    parser.add_argument("--baseline-sizes", default="100000,1000000", help="the sizes the baseline also runs")
     args = parser.parse_args()
     codes = {"this code": REPO, **({"baseline": args.baseline.resolve()} if args.baseline else {})}
     name, flags = machine_line().split("\t")
-    record: dict[str, Any] = {"machine": f"{name} ({flags})", "date": time.strftime("%Y-%m-%d"), "runs": {}}
+    record: dict[str, Any] = {"machine": f"{name} ({flags})", "date": time.strftime("%Y-%m-%d"), "scheme": args.scheme, "runs": {}}
     for size in (int(size) for size in args.sizes.split(",")):
         prefix = synthetic_corpus(args.hansards, size, args.work / f"corpus-{size}")
         for name, code in codes.items():  # alternated, size by size
+            if name == "baseline" and str(size) not in args.baseline_sizes.split(","):
+                continue
             out = args.work / f"{name.replace(' ', '-')}-{size}"
             subprocess.run(["rm", "-rf", str(out)], check=True)
-            record["runs"].setdefault(name, {})[str(size)] = measure(code, prefix, out, size)
+            record["runs"].setdefault(name, {})[str(size)] = measure(code, prefix, out, size, args.scheme)
             print(f"| {name}, {size:,} pairs: {record['runs'][name][str(size)]}", flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
-    args.out.with_suffix(".md").write_text("\n".join(table(record)) + "\n")
+            args.out.parent.mkdir(parents=True, exist_ok=True)  # written after each run: a long one stopped keeps the others
+            args.out.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
+            args.out.with_suffix(".md").write_text("\n".join(table(record)) + "\n")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,10 @@ WORD, BPE, SPM = "word", "bpe", "spm"
 SCHEMES = (WORD, BPE, SPM)  # the names every --scheme option and the merging of pieces into words read
 CHUNK = 10_000  # lines sentencepiece encodes at a time, on its own threads
 MOSES_CHUNK, MOSES_AHEAD = 1_000, 4  # lines one Moses worker process tokenises at a time; chunks in flight per worker
-SAMPLE, SEED = 200_000, 1  # the most lines sentencepiece learns from (docs/data.md#at-scale), and its sampling's seed
+SAMPLE, SEED = 200_000, 1  # the most lines sentencepiece learns from (docs/data.md#large-corpora), and its sampling's seed
+# sentencepiece's input_sentence_size for a corpus it reads whole (any size above SAMPLE does): the model
+# file records it, and the published models of small corpora (Multi30k's) were trained with this one
+WHOLE = 2_000_000
 
 
 class Scheme(Protocol):
@@ -197,24 +200,28 @@ class SentencePieceScheme:
         return {"character_coverage": self.character_coverage}
 
     def learn(self, train: dict[str, Iterable[str]], folder: Path) -> None:
-        """sentencepiece reads the lines once and trains on at most ``SAMPLE`` of them: all of a
-        corpus that has no more, else a sample drawn with a fixed seed (the same every run)."""
+        """sentencepiece reads the lines once and trains on every line of a corpus of at most
+        ``SAMPLE``, else on a sample of ``SAMPLE`` lines drawn with a fixed seed (the same every run)."""
         import sentencepiece
 
         self.model = folder / "spm.model"
         if self.model.exists():
             return
         prefix = folder / "spm.part"
+
+        def lines() -> Iterator[str]:  # the languages in a fixed order: both directions of a corpus get one model
+            return (line for lang in sorted(train) for line in train[lang])
+
+        sampled = next(islice(lines(), SAMPLE, None), None) is not None
         sentencepiece.set_random_generator_seed(SEED)
         sentencepiece.SentencePieceTrainer.train(
-            # languages in a fixed order, so that both directions of a corpus get the same model
-            sentence_iterator=(line for lang in sorted(train) for line in train[lang]),
+            sentence_iterator=lines(),
             model_prefix=str(prefix),
             vocab_size=self.vocab_size,
             model_type=self.model_type,
             character_coverage=self.character_coverage,
             num_threads=self.workers,
-            input_sentence_size=SAMPLE,
+            input_sentence_size=SAMPLE if sampled else WHOLE,
             shuffle_input_sentence=True,
             minloglevel=2,
         )

@@ -16,6 +16,7 @@ and their extrapolation to WMT'14's selected bitext (12 million pairs) and full 
 import argparse
 import gzip
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -38,6 +39,7 @@ STAGES = {  # the line that starts a stage, and its name
 }
 WMT14 = {"selected bitext": 12_000_000, "full corpora": 40_000_000}
 SCHEMES = {"spm": "--scheme spm --vocab-size 8000", "word": "--scheme word --shortlist 30000 --max-len 50"}  # word: the paper's
+PARALLEL, MANY_CORES = {"learn the subword model", "encode"}, 16  # stages on every core (sentencepiece's threads, Moses' workers)
 PEAK_MB, GROWTH, BYTES_PER_PAIR = 1_500, 1.15, 16  # the goals: a peak under PEAK_MB, growing by at most GROWTH + 16 B a pair
 
 
@@ -168,25 +170,36 @@ def table(record: dict[str, Any]) -> list[str]:
                 lines.append(f"| {code} | {int(size):,} | {stage} | {figures['seconds']:.1f} | {rate} | {peak} |")
     lines += ["", *goals(record)]
     for code, runs in record["runs"].items():
-        sizes = [int(size) for size in runs]
-        if len(sizes) < 2:
-            continue
-        totals = [whole(stages, size) for size, stages in zip(sizes, runs.values())]
-        (memory_0, memory_per_pair), (time_0, time_per_pair) = (
-            slope(sizes, [total["peak_mb"] for total in totals]),
-            slope(sizes, [total["seconds"] for total in totals]),
-        )
-        lines += [
-            "",
-            f"**{code}**: peak memory {memory_0:,.0f} MB + {memory_per_pair * 1e6:,.1f} MB per million pairs; "
-            f"time {time_0:,.0f} s + {time_per_pair * 1e6:,.0f} s per million pairs. Extrapolated:",
-        ]
-        lines += [
-            f"- {name} ({pairs / 1e6:.0f} million pairs): {memory_0 + memory_per_pair * pairs:,.0f} MB, "
-            f"{(time_0 + time_per_pair * pairs) / 3600:.1f} hours"
-            for name, pairs in WMT14.items()
-        ]
+        if len(runs) >= 2:
+            lines += ["", *extrapolated(code, runs, record["cores"])]
     return lines
+
+
+def extrapolated(code: str, runs: dict[str, dict[str, dict[str, float]]], cores: int) -> list[str]:
+    """The least-squares line of the peak memory, and of each stage's seconds, in the pairs, carried
+    to WMT'14's sizes; on ``MANY_CORES`` an estimate: the stages that use every core (``PARALLEL``)
+    as many times faster as there are more cores, the others as fast."""
+    sizes = [int(size) for size in runs]
+    memory = slope(sizes, [whole(stages, size)["peak_mb"] for size, stages in zip(sizes, runs.values())])
+    lines = [
+        f"**{code}**: peak memory {memory[0]:,.0f} MB + {memory[1] * 1e6:,.1f} MB per million pairs; "
+        f"time {sum(fit[0] for fit in stage_fits(runs).values()):,.0f} s + "
+        f"{sum(fit[1] for fit in stage_fits(runs).values()) * 1e6:,.0f} s per million pairs on {cores} cores. Extrapolated:",
+    ]
+    for name, pairs in WMT14.items():
+        seconds = {stage: fit[0] + fit[1] * pairs for stage, fit in stage_fits(runs).items()}
+        many = sum(value * (cores / MANY_CORES if stage in PARALLEL else 1) for stage, value in seconds.items())
+        lines.append(
+            f"- {name} ({pairs / 1e6:.0f} million pairs): {memory[0] + memory[1] * pairs:,.0f} MB; "
+            f"{sum(seconds.values()) / 3600:.1f} hours on {cores} cores, an estimated {many / 3600:.1f} on {MANY_CORES}"
+        )
+    return lines
+
+
+def stage_fits(runs: dict[str, dict[str, dict[str, float]]]) -> dict[str, tuple[float, float]]:
+    """Each stage's seconds as intercept and slope in the pairs."""
+    sizes = [int(size) for size in runs]
+    return {stage: slope(sizes, [stages[stage]["seconds"] for stages in runs.values()]) for stage in next(iter(runs.values()))}
 
 
 def goals(record: dict[str, Any]) -> list[str]:
@@ -210,17 +223,29 @@ def goals(record: dict[str, Any]) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--hansards", type=Path, required=True)
+    parser.add_argument("--hansards", type=Path, help="the Hansards' folder (hansard.36.{1,2}.house.{en,fr}.gz)")
     parser.add_argument("--sizes", default="100000,1000000,4000000")
-    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--work", type=Path, help="where the corpora and the prepared folders go")
     parser.add_argument("--out", type=Path, required=True, help="OUT.json and OUT.md")
     parser.add_argument("--baseline", type=Path, help="a checkout of the code to compare with (git worktree add DIR REV)")
     parser.add_argument("--scheme", choices=SCHEMES, default="spm")
     parser.add_argument("--baseline-sizes", default="100000,1000000", help="the sizes the baseline also runs")
+    parser.add_argument("--rewrite", action="store_true", help="only write OUT.md again, from OUT.json")
     args = parser.parse_args()
+    if args.rewrite:
+        args.out.with_suffix(".md").write_text("\n".join(table(json.loads(args.out.with_suffix(".json").read_text()))) + "\n")
+        return
+    if args.hansards is None or args.work is None:
+        parser.error("--hansards and --work are needed to measure")
     codes = {"this code": REPO, **({"baseline": args.baseline.resolve()} if args.baseline else {})}
     name, flags = machine_line().split("\t")
-    record: dict[str, Any] = {"machine": f"{name} ({flags})", "date": time.strftime("%Y-%m-%d"), "scheme": args.scheme, "runs": {}}
+    record: dict[str, Any] = {
+        "machine": f"{name} ({flags})",
+        "date": time.strftime("%Y-%m-%d"),
+        "scheme": args.scheme,
+        "cores": os.cpu_count(),
+        "runs": {},
+    }
     for size in (int(size) for size in args.sizes.split(",")):
         prefix = synthetic_corpus(args.hansards, size, args.work / f"corpus-{size}")
         for name, code in codes.items():  # alternated, size by size

@@ -15,6 +15,7 @@
 
 import functools
 import os
+import random
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -30,9 +31,10 @@ WORD, BPE, SPM = "word", "bpe", "spm"
 SCHEMES = (WORD, BPE, SPM)  # the names every --scheme option and the merging of pieces into words read
 CHUNK = 10_000  # lines sentencepiece encodes at a time, on its own threads
 MOSES_CHUNK, MOSES_AHEAD = 1_000, 4  # lines one Moses worker process tokenises at a time; chunks in flight per worker
-SAMPLE, SEED = 200_000, 1  # the most lines sentencepiece learns from (docs/data.md#large-corpora), and its sampling's seed
-# sentencepiece's input_sentence_size for a corpus it reads whole (any size above SAMPLE does): the model
-# file records it, and the published models of small corpora (Multi30k's) were trained with this one
+SAMPLE, SEED = 200_000, 1  # the most lines sentencepiece learns from (docs/data.md#large-corpora), and the sample's seed
+# sentencepiece's input_sentence_size: more than the lines it is given (at most SAMPLE), so that it trains on all
+# of them. The model file records it, and the published models of small corpora (Multi30k's) were trained with it.
+# sentencepiece's own sampler is not used: its memory grows with the lines it reads (by 90 MB from 0.2 to 8 million).
 WHOLE = 2_000_000
 
 
@@ -112,6 +114,19 @@ def moses_tokenize_stream(lines: Iterable[str], lang: str, workers: int) -> Iter
                 yield from pending.popleft().result()
         while pending:
             yield from pending.popleft().result()
+
+
+def sample(lines: Iterable[str], size: int, seed: int) -> list[str]:
+    """Every line, in order, when there are at most ``size``; else a uniform sample of ``size`` of them
+    (reservoir sampling: memory holds the sample) drawn with a generator seeded with ``seed``."""
+    chosen: list[str] = []
+    draw = random.Random(seed).random
+    for index, line in enumerate(lines):
+        if index < size:
+            chosen.append(line)
+        elif (slot := int(draw() * (index + 1))) < size:
+            chosen[slot] = line
+    return chosen
 
 
 def batches(lines: Iterable[str], size: int) -> Iterator[list[str]]:
@@ -200,28 +215,24 @@ class SentencePieceScheme:
         return {"character_coverage": self.character_coverage}
 
     def learn(self, train: dict[str, Iterable[str]], folder: Path) -> None:
-        """sentencepiece reads the lines once and trains on every line of a corpus of at most
-        ``SAMPLE``, else on a sample of ``SAMPLE`` lines drawn with a fixed seed (the same every run)."""
+        """sentencepiece trains on every line of a corpus of at most ``SAMPLE`` lines, else on a
+        uniform sample of ``SAMPLE`` of them, drawn with a fixed seed (the same every run)."""
         import sentencepiece
 
         self.model = folder / "spm.model"
         if self.model.exists():
             return
         prefix = folder / "spm.part"
-
-        def lines() -> Iterator[str]:  # the languages in a fixed order: both directions of a corpus get one model
-            return (line for lang in sorted(train) for line in train[lang])
-
-        sampled = next(islice(lines(), SAMPLE, None), None) is not None
+        lines = sample((line for lang in sorted(train) for line in train[lang]), SAMPLE, SEED)  # both directions: one model
         sentencepiece.set_random_generator_seed(SEED)
         sentencepiece.SentencePieceTrainer.train(
-            sentence_iterator=lines(),
+            sentence_iterator=iter(lines),
             model_prefix=str(prefix),
             vocab_size=self.vocab_size,
             model_type=self.model_type,
             character_coverage=self.character_coverage,
             num_threads=self.workers,
-            input_sentence_size=SAMPLE if sampled else WHOLE,
+            input_sentence_size=WHOLE,
             shuffle_input_sentence=True,
             minloglevel=2,
         )

@@ -1,5 +1,5 @@
 """The data pipeline at scale: ``scripts/prepare_data.py text`` (``--scheme spm``, or the paper's ``word``) on synthetic parallel
-corpora of growing size, each stage's peak memory (the whole process tree's proportional set size) and pairs per
+corpora of growing size, each stage's peak resident memory (the whole process tree's) and pairs per
 second, and the same for a baseline checkout's pipeline, alternated size by size on one machine.
 
     python tooling/data_scale.py --hansards ../shared/data/hansards --sizes 100000,1000000,4000000 \
@@ -39,6 +39,8 @@ STAGES = {  # the line that starts a stage, and its name
 }
 WMT14 = {"selected bitext": 12_000_000, "full corpora": 40_000_000}
 SCHEMES = {"spm": "--scheme spm --vocab-size 8000", "word": "--scheme word --shortlist 30000 --max-len 50"}  # word: the paper's
+SAMPLED = 1_000_000  # pairs from which on sentencepiece's sample has its full size (schemes.SAMPLE lines: 100,000 pairs)
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 PARALLEL, MANY_CORES = {"learn the subword model", "encode"}, 16  # stages on every core (sentencepiece's threads, Moses' workers)
 PEAK_MB, GROWTH, BYTES_PER_PAIR = 1_500, 1.15, 16  # the goals: a peak under PEAK_MB, growing by at most GROWTH + 16 B a pair
 
@@ -76,31 +78,28 @@ def synthetic_corpus(hansards: Path, pairs: int, folder: Path) -> Path:
 
 
 def tree_memory_kb(pid: int) -> int:
-    """The memory of ``pid`` and its descendants, in kB: their proportional set sizes summed (from
-    /proc/PID/smaps_rollup), so that pages a forked worker shares with its parent count once."""
-    parents = {}
-    for stat in Path("/proc").glob("[0-9]*/status"):
-        try:
-            fields = dict(line.split(":", 1) for line in stat.read_text().splitlines() if ":" in line)
-        except OSError:
-            continue  # the process ended meanwhile
-        parents[int(stat.parent.name)] = int(fields["PPid"])
-    tree, grown = {pid}, True
-    while grown:
-        grown = False
-        for child, parent in parents.items():
-            if parent in tree and child not in tree:
-                tree.add(child)
-                grown = True
-    return sum(proportional_kb(member) for member in tree)
+    """The resident memory of ``pid`` and its descendants, in kB (/proc/PID/statm: cheap enough to read
+    ten times a second without slowing what is measured). A forked worker's pages shared with its
+    parent count in both: an over-estimate where there are workers."""
+    return resident_kb(pid) + sum(tree_memory_kb(child) for child in children(pid))
 
 
-def proportional_kb(pid: int) -> int:
+def resident_kb(pid: int) -> int:
     try:
-        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_KB
     except OSError:
         return 0  # the process ended meanwhile
-    return next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
+
+
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (from /proc/PID/task/*/children: no scan of every process)."""
+    found = []
+    for listing in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            found += [int(child) for child in listing.read_text().split()]
+        except OSError:
+            continue  # the thread ended meanwhile
+    return found
 
 
 def measure(code: Path, prefix: Path, out: Path, pairs: int, scheme: str) -> dict[str, dict[str, float]]:
@@ -157,15 +156,16 @@ def table(record: dict[str, Any]) -> list[str]:
         "# The data pipeline at scale",
         "",
         f"{record['machine']}, {record['date']}; `prepare_data.py text {SCHEMES[record['scheme']]}` on synthetic Hansards "
-        "corpora (tooling/data_scale.py). Per stage: the peak memory (the process tree's proportional set sizes summed: "
-        "pages shared with a forked worker count once), and pairs per second.",
+        "corpora (tooling/data_scale.py). Per stage: the peak resident memory of the whole process tree (sampled ten "
+        "times a second; a forked worker's pages shared with its parent count twice), and pairs per second.",
         "",
         "| code | pairs | stage | seconds | pairs/s | peak MB |",
         "| --- | ---: | --- | ---: | ---: | ---: |",
     ]
     for code, runs in record["runs"].items():
         for size, stages in runs.items():
-            for stage, figures in {**stages, "**all**": whole(stages, int(size))}.items():
+            done = {stage: figures for stage, figures in stages.items() if figures["seconds"] >= 0.05}  # not: word's learning
+            for stage, figures in {**done, "**all**": whole(stages, int(size))}.items():
                 rate, peak = f"{figures['pairs_per_second']:,.0f}", f"{figures['peak_mb']:,.0f}"
                 lines.append(f"| {code} | {int(size):,} | {stage} | {figures['seconds']:.1f} | {rate} | {peak} |")
     lines += ["", *goals(record)]
@@ -176,30 +176,33 @@ def table(record: dict[str, Any]) -> list[str]:
 
 
 def extrapolated(code: str, runs: dict[str, dict[str, dict[str, float]]], cores: int) -> list[str]:
-    """The least-squares line of the peak memory, and of each stage's seconds, in the pairs, carried
-    to WMT'14's sizes; on ``MANY_CORES`` an estimate: the stages that use every core (``PARALLEL``)
-    as many times faster as there are more cores, the others as fast."""
-    sizes = [int(size) for size in runs]
-    memory = slope(sizes, [whole(stages, size)["peak_mb"] for size, stages in zip(sizes, runs.values())])
+    """Each stage's seconds and peak memory as least-squares lines in the pairs, carried to WMT'14's
+    sizes: the time their sum, the memory the largest stage's, its lines through the runs of
+    ``SAMPLED`` pairs and more where there are two (below, sentencepiece's sample has not reached
+    its size). On ``MANY_CORES`` an estimate: the stages that use every core (``PARALLEL``) as many
+    times faster as there are more cores, the others as fast."""
+    large = {size: stages for size, stages in runs.items() if int(size) >= SAMPLED}
+    seconds, memory = stage_fits(runs, "seconds"), stage_fits(large if len(large) >= 2 else runs, "peak_mb")
     lines = [
-        f"**{code}**: peak memory {memory[0]:,.0f} MB + {memory[1] * 1e6:,.1f} MB per million pairs; "
-        f"time {sum(fit[0] for fit in stage_fits(runs).values()):,.0f} s + "
-        f"{sum(fit[1] for fit in stage_fits(runs).values()) * 1e6:,.0f} s per million pairs on {cores} cores. Extrapolated:",
+        f"**{code}**: time {sum(fit[0] for fit in seconds.values()):,.0f} s + "
+        f"{sum(fit[1] for fit in seconds.values()) * 1e6:,.0f} s per million pairs on {cores} cores; the peak memory "
+        f"{', '.join(f'{stage} {fit[0]:,.0f} MB + {fit[1] * 1e6:,.1f} MB' for stage, fit in memory.items())} per million pairs. "
+        "Extrapolated:",
     ]
     for name, pairs in WMT14.items():
-        seconds = {stage: fit[0] + fit[1] * pairs for stage, fit in stage_fits(runs).items()}
-        many = sum(value * (cores / MANY_CORES if stage in PARALLEL else 1) for stage, value in seconds.items())
+        stage_seconds = {stage: fit[0] + fit[1] * pairs for stage, fit in seconds.items()}
+        many = sum(value * (cores / MANY_CORES if stage in PARALLEL else 1) for stage, value in stage_seconds.items())
         lines.append(
-            f"- {name} ({pairs / 1e6:.0f} million pairs): {memory[0] + memory[1] * pairs:,.0f} MB; "
-            f"{sum(seconds.values()) / 3600:.1f} hours on {cores} cores, an estimated {many / 3600:.1f} on {MANY_CORES}"
+            f"- {name} ({pairs / 1e6:.0f} million pairs): {max(fit[0] + fit[1] * pairs for fit in memory.values()):,.0f} MB; "
+            f"{sum(stage_seconds.values()) / 3600:.1f} hours on {cores} cores, an estimated {many / 3600:.1f} on {MANY_CORES}"
         )
     return lines
 
 
-def stage_fits(runs: dict[str, dict[str, dict[str, float]]]) -> dict[str, tuple[float, float]]:
-    """Each stage's seconds as intercept and slope in the pairs."""
+def stage_fits(runs: dict[str, dict[str, dict[str, float]]], figure: str) -> dict[str, tuple[float, float]]:
+    """Each stage's ``figure`` as intercept and slope in the pairs."""
     sizes = [int(size) for size in runs]
-    return {stage: slope(sizes, [stages[stage]["seconds"] for stages in runs.values()]) for stage in next(iter(runs.values()))}
+    return {stage: slope(sizes, [stages[stage][figure] for stages in runs.values()]) for stage in next(iter(runs.values()))}
 
 
 def goals(record: dict[str, Any]) -> list[str]:

@@ -28,6 +28,8 @@ from typing import Any, Optional
 
 from machine import machine_line
 
+from rnnsearch_plugin.data.languages import DEFAULT_PAIR
+
 REPO = Path(__file__).resolve().parent.parent
 STAGES = {  # the line that starts a stage, and its name
     "| reading": "read, clean, split",
@@ -37,6 +39,7 @@ STAGES = {  # the line that starts a stage, and its name
     "| fairseq-preprocess": "binarise",  # a baseline's binariser
     "| writing the manifest": "count, report",
 }
+SOURCE, TARGET = DEFAULT_PAIR  # the Hansards' pairs, En->Fr
 WMT14 = {"selected bitext": 12_000_000, "full corpora": 40_000_000}
 SCHEMES = {"spm": "--scheme spm --vocab-size 8000", "word": "--scheme word --shortlist 30000 --max-len 50"}  # word: the paper's
 SAMPLED = 1_000_000  # pairs from which on sentencepiece's sample has its full size (schemes.SAMPLE lines: 100,000 pairs)
@@ -48,8 +51,8 @@ PEAK_MB, GROWTH, BYTES_PER_PAIR = 1_500, 1.15, 16  # the goals: a peak under PEA
 def hansards_pairs(folder: Path) -> Iterator[tuple[str, str]]:
     for part in ("hansard.36.1.house", "hansard.36.2.house"):
         with (
-            gzip.open(folder / f"{part}.en.gz", "rt", encoding="utf-8") as en,
-            gzip.open(folder / f"{part}.fr.gz", "rt", encoding="utf-8") as fr,
+            gzip.open(folder / f"{part}.{SOURCE}.gz", "rt", encoding="utf-8") as en,
+            gzip.open(folder / f"{part}.{TARGET}.gz", "rt", encoding="utf-8") as fr,
         ):
             for english, french in zip(en, fr):
                 if english.strip() and french.strip():
@@ -62,7 +65,7 @@ def synthetic_corpus(hansards: Path, pairs: int, folder: Path) -> Path:
     if (folder / "done").exists():
         return prefix
     folder.mkdir(parents=True, exist_ok=True)
-    with open(f"{prefix}.en", "w", encoding="utf-8") as en, open(f"{prefix}.fr", "w", encoding="utf-8") as fr:
+    with open(f"{prefix}.{SOURCE}", "w", encoding="utf-8") as en, open(f"{prefix}.{TARGET}", "w", encoding="utf-8") as fr:
         written, round_ = 0, 0
         while written < pairs:
             for english, french in hansards_pairs(hansards):
@@ -104,7 +107,7 @@ def children(pid: int) -> list[int]:
 
 def measure(code: Path, prefix: Path, out: Path, pairs: int, scheme: str) -> dict[str, dict[str, float]]:
     """Each stage of one run of ``code``'s prepare_data.py: seconds, pairs per second, peak MB."""
-    command = [sys.executable, str(code / "scripts" / "prepare_data.py"), "text", "--source-lang", "en", "--target-lang", "fr"]
+    command = [sys.executable, str(code / "scripts" / "prepare_data.py"), "text", "--source-lang", SOURCE, "--target-lang", TARGET]
     command += ["--train", str(prefix), *SCHEMES[scheme].split(), "--out", str(out)]
     process = subprocess.Popen(command, cwd=code, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     stages: dict[str, dict[str, float]] = {}
@@ -226,7 +229,7 @@ def goals(record: dict[str, Any]) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--hansards", type=Path, help="the Hansards' folder (hansard.36.{1,2}.house.{en,fr}.gz)")
+    parser.add_argument("--hansards", type=Path, help="the Hansards' folder (hansard.36.{1,2}.house.LANG.gz)")
     parser.add_argument("--sizes", default="100000,1000000,4000000")
     parser.add_argument("--work", type=Path, help="where the corpora and the prepared folders go")
     parser.add_argument("--out", type=Path, required=True, help="OUT.json and OUT.md")

@@ -70,32 +70,39 @@ def lines_of(handle: IO[bytes], where: str) -> Iterator[str]:
         for block in iter(lambda: stream.read(BLOCK), b""):
             block = rest + block
             end = block.rfind(b"\n") + 1  # after the last whole line
-            lines, rest = decoded(block[:end], compressed, where, number, offset), block[end:]
+            (lines, error), rest = decoded(block[:end], compressed, where, number, offset), block[end:]
             if number == 0 and lines:
                 lines[0] = without_bom(lines[0])
-            yield from lines
+            yield from lines  # those before bytes that are not UTF-8, too
+            if error is not None:
+                raise error
             number, offset = number + len(lines), offset + end
         if rest:  # a last line without a line feed
-            (line,) = decoded(rest + b"\n", compressed, where, number, offset)
-            yield without_bom(line) if number == 0 else line
+            lines, error = decoded(rest + b"\n", compressed, where, number, offset)
+            if error is not None:
+                raise error
+            yield without_bom(lines[0]) if number == 0 else lines[0]
     except (EOFError, OSError, zlib.error) as error:  # gzip.BadGzipFile is an OSError
         raise DataError(
             f"{where} is corrupt or truncated after line {number:,} ({error}): download it again, or delete it and rerun"
         ) from None
 
 
-def decoded(raw: bytes, compressed: Optional[IO[bytes]], where: str, number: int, offset: int) -> list[str]:
+def decoded(raw: bytes, compressed: Optional[IO[bytes]], where: str, number: int, offset: int) -> tuple[list[str], Optional[DataError]]:
     """The lines of ``raw``, whole lines each ending in a line feed that start on line ``number + 1``
     at byte ``offset`` of ``where``, without their line ends (nor a carriage return before one). Bytes
-    that are not UTF-8 are a DataError naming their line, once a ``compressed`` stream is read to its
-    end (damaged compressed data decodes to garbage before its checksum fails)."""
+    that are not UTF-8: the lines before theirs, and a DataError naming their line, once a
+    ``compressed`` stream is read to its end (damaged compressed data decodes to garbage before its
+    checksum fails)."""
     try:
-        text = raw.decode("utf-8")
+        return [line.rstrip("\r") for line in raw.decode("utf-8").split("\n")[:-1]], None
     except UnicodeDecodeError as error:
         if compressed is not None:
             deque(compressed, maxlen=0)
-        raise not_utf8(where, number + raw.count(b"\n", 0, error.start) + 1, error, offset) from None
-    return [line.rstrip("\r") for line in text.split("\n")[:-1]]
+        before = raw[: raw.rfind(b"\n", 0, error.start) + 1].decode("utf-8")
+        return [line.rstrip("\r") for line in before.split("\n")[:-1]], not_utf8(
+            where, number + raw.count(b"\n", 0, error.start) + 1, error, offset
+        )
 
 
 def counted(lines: int) -> str:

@@ -66,26 +66,33 @@ def lines_of(handle: IO[bytes], where: str) -> Iterator[str]:
     try:
         stream = gzip.GzipFile(fileobj=handle) if handle.peek(2)[:2] == GZIP_MAGIC else handle  # type: ignore[attr-defined]
         compressed = stream if stream is not handle else None
-        offset, rest = 0, b""
-        for block in iter(lambda: stream.read(BLOCK), b""):
-            block = rest + block
-            end = block.rfind(b"\n") + 1  # after the last whole line
-            (lines, error), rest = decoded(block[:end], compressed, where, number, offset), block[end:]
+        offset = 0
+        for raw in whole_lines(stream):
+            lines, error = decoded(raw, compressed, where, number, offset)
             if number == 0 and lines:
                 lines[0] = without_bom(lines[0])
             yield from lines  # those before bytes that are not UTF-8, too
             if error is not None:
                 raise error
-            number, offset = number + len(lines), offset + end
-        if rest:  # a last line without a line feed
-            lines, error = decoded(rest + b"\n", compressed, where, number, offset)
-            if error is not None:
-                raise error
-            yield without_bom(lines[0]) if number == 0 else lines[0]
+            number, offset = number + len(lines), offset + len(raw)
     except (EOFError, OSError, zlib.error) as error:  # gzip.BadGzipFile is an OSError
         raise DataError(
             f"{where} is corrupt or truncated after line {number:,} ({error}): download it again, or delete it and rerun"
         ) from None
+
+
+def whole_lines(stream: IO[bytes]) -> Iterator[bytes]:
+    """The bytes of ``stream``, read ``BLOCK`` bytes at a time, in pieces of whole lines, each piece
+    ending in a line feed (one given to a last line without it)."""
+    rest = b""
+    for block in iter(lambda: stream.read(BLOCK), b""):
+        block = rest + block
+        end = block.rfind(b"\n") + 1  # after the last whole line
+        if end:
+            yield block[:end]
+        rest = block[end:]
+    if rest:
+        yield rest + b"\n"
 
 
 def decoded(raw: bytes, compressed: Optional[IO[bytes]], where: str, number: int, offset: int) -> tuple[list[str], Optional[DataError]]:

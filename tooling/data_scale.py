@@ -253,11 +253,11 @@ def main() -> None:
         "runs": {},
     }
     for size in (int(size) for size in args.sizes.split(",")):
-        prefix = synthetic_corpus(args.hansards, size, args.work / f"corpus-{size}")
+        prefix = synthetic_corpus(args.hansards, size, args.work.resolve() / f"corpus-{size}")  # absolute: each code runs in its own folder
         for name, code in codes.items():  # alternated, size by size
             if name == "baseline" and str(size) not in args.baseline_sizes.split(","):
                 continue
-            out = args.work / f"{name.replace(' ', '-')}-{size}"
+            out = args.work.resolve() / f"{name.replace(' ', '-')}-{size}"
             subprocess.run(["rm", "-rf", str(out)], check=True)
             record["runs"].setdefault(name, {})[str(size)] = measure(code, prefix, out, size, args.scheme)
             print(f"| {name}, {size:,} pairs: {record['runs'][name][str(size)]}", flush=True)

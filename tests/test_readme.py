@@ -8,11 +8,15 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 from conftest import REPO
 
 sys.path.insert(0, str(REPO / "tooling"))
+import alignment_page  # noqa: E402
+import publish_results  # noqa: E402
 import readme_figures  # noqa: E402
 
 README = (REPO / "README.md").read_text()
@@ -83,9 +87,16 @@ def test_no_issue_numbers_in_the_docs_or_the_code():
 
 def test_every_results_figure_is_on_the_results_page():
     """The results block (tooling/publish_results.py's) states only figures that docs/results/README.md,
-    written by the same run, holds."""
-    block = README.split("<!-- results: tooling/publish_results.py -->", 1)[1].split("<!-- /results -->", 1)[0]
+    written by the same run, holds; its alignment line is the one publish_results.py --page alignment
+    makes from the reports docs/results publishes (a WORK whose report folder they are)."""
+    block = README.split(publish_results.README_BEGIN, 1)[1].split(publish_results.README_END, 1)[0]
+    before, alignment = block.split(publish_results.ALIGNMENT_BEGIN, 1)
     page = (REPO / "docs" / "results" / "README.md").read_text()
-    figures = re.findall(r"[+-]?\d+\.\d+", block)
+    figures = re.findall(r"[+-]?\d+\.\d+", before)
     assert len(figures) >= 20
     assert not [figure for figure in figures if figure not in page]
+    with tempfile.TemporaryDirectory() as work:
+        (Path(work) / "report").symlink_to(REPO / "docs" / "results")
+        line = alignment_page.readme_line(Path(work))
+    assert alignment.split(publish_results.ALIGNMENT_END, 1)[0].strip() == f"- {line}"
+    assert "AER 0." in line

@@ -7,9 +7,11 @@ stages hansards-align and hansards-guided of tooling/reproduce_results.sh wrote 
     hansards.align/rnnsearch.fr-en/aer.json RNNsearch Fr->En (the gold transposed)
     hansards.align/align_load.test.json     rnnsearch-align on the 3,000 test pairs, both directions
     hansards.align/rnnsearch.guided.en-fr/aer.json, hansards.guided.test/report.json
-                                            the guided model's links, and its BLEU beside the unguided one's
+                                            the guided model's links, and its BLEU and the model trained
+                                            jointly with a head beside the unguided one's
     hansards.head/NAME/aer.json             stage hansards-head: the attention of the model the heads were
-                                            added to (rnnsearch_small) and each head's links
+                                            added to (rnnsearch_small) and each head's links (the joint
+                                            head's: stage hansards-guided)
     hansards.head/align_load.NAME.json      rnnsearch-align on the test pairs with the head and with the attention
     hansards.head.test/report.json          the model's BLEU without and with a head
 
@@ -41,7 +43,9 @@ HEADS = {  # stage hansards-head's reports (hansards.head/NAME): what the head w
         "hansards.fr-en/rnnsearch_small.head_links_full",
     ),
     "rnnsearch_small.head_links_full.both": ("eflomal's links, full context, both directions symmetrised", None),
+    "rnnsearch_small.head_joint": ("eflomal's links, full context, trained jointly", "hansards/rnnsearch_small.head_joint"),
 }
+FULL, JOINT = "rnnsearch_small.head_links_full", "rnnsearch_small.head_joint"  # one head's two trainings: alone, jointly
 HEAD_BLEU_GAP, PAIRS_TO_TIME = 0.3, 100_000
 EFLOMAL_ROWS = ("forward", "reverse", "intersect", "union", "grow-diag-final-and")
 SEARCH, GUIDED = "rnnsearch_small", "rnnsearch_small_guided"
@@ -187,14 +191,16 @@ def head_findings(heads: dict[str, list[list[Any]]], eflomal: list[list[Any]]) -
 
 def head_lines(work: Path, eflomal_rows: list[list[Any]]) -> tuple[list[str], list[str]]:
     """The alignment head's section (stage hansards-head) and its verdicts."""
-    eflomal_best = best(eflomal_rows)
     folder = work / "report" / HEAD
     if not folder.is_dir():
         return ["## The alignment head", "", "Not run yet (stage hansards-head)."], ["Not run yet: stage hansards-head."]
-    attention = aer_rows(folder / SEARCH, "attention, the model without a head", skip=("diagonal",))
-    heads = {name: head_rows(folder / name, f"head: {trained}", run is None) for name, (trained, run) in HEADS.items()}
+    attention, heads = head_reports(work)
     found = [row for rows in heads.values() for row in rows]
-    training = [[f"head: {trained}", head_training(work, run)] for trained, run in HEADS.values() if run is not None]
+    training = [
+        [f"head: {trained}" + (" (the whole model)" if name == JOINT else ""), head_training(work, run)]
+        for name, (trained, run) in HEADS.items()
+        if run is not None
+    ]
     timed = next((name for name in HEADS if (folder / f"align_load.{name}.json").exists()), None)  # the stage's: the first head
     speed = {name: read_json(folder / f"align_load.{name}.json") for name in (SEARCH, timed)}
     eflomal = read_json(work / "report" / ALIGN / "eflomal" / "eflomal.json")
@@ -216,7 +222,10 @@ def head_lines(work: Path, eflomal_rows: list[list[Any]]) -> tuple[list[str], li
         "`--alignment-head` (models/alignment_head.py, not the paper's) added to the unguided RNNsearch-50 En->Fr of the "
         "hansards stage's recipe (its training in the first row: its own run, which may be another than the tables above "
         "score) and trained alone (`--train-alignment-head-only`: every other parameter frozen, so the model translates as "
-        f"before), each toward one of: {'; '.join(trained for trained, run in HEADS.values() if run)}; its links are a_ij, "
+        f"before), each toward one of: {'; '.join(trained for name, (trained, run) in HEADS.items() if run and name != JOINT)}; "
+        "and the full-context head trained jointly with the translation from the start, toward the same links (stage "
+        "hansards-guided: `--alignment-head --alignment-head-context full --load-alignments --alignment-lambda 1`, the "
+        "model's own training, its translation its own). A head's links are a_ij, "
         "the posterior of where to look once the emitted word is known. The Fr->En head is added to RNNsearch-50 Fr->En "
         "(stage hansards-fr-en) and trained as the En->Fr one, toward eflomal's links of the Fr->En training pairs; "
         "the two full-context heads' links symmetrised are scored as the attention's are (each direction's argmax or "
@@ -240,19 +249,7 @@ def head_lines(work: Path, eflomal_rows: list[list[Any]]) -> tuple[list[str], li
             for name, s in report["systems"].items()
         ]
         lines += markdown_table(["system", "sacreBLEU", "chrF2", "No UNK sacreBLEU"], rows)
-    verdicts = []
-    if found and eflomal_best is not None:
-        row = best(found)
-        gap = float(row[4]) - float(eflomal_best[4])
-        verdicts.append(
-            verdict(
-                gap <= 0,
-                f"the alignment head's best links ({row[0]}, {row[1]}) have AER {row[4]}, {gap:+.3f} from eflomal's best "
-                f"({eflomal_best[1]}, {eflomal_best[4]}; target: at or below it); the model's attention: "
-                f"{best(attention)[4] if attention else MISSING}.",
-                f"{gap:.3f}",
-            )
-        )
+    verdicts = [line for line in [head_aer_verdict(attention, found, best(eflomal_rows))] if line]
     if report is not None and len(report["systems"]) == 2:
         without, with_head = (system["sacrebleu"] for system in report["systems"].values())
         verdicts.append(
@@ -263,7 +260,65 @@ def head_lines(work: Path, eflomal_rows: list[list[Any]]) -> tuple[list[str], li
                 f"{abs(with_head - without) - HEAD_BLEU_GAP:.2f}",
             )
         )
-    return lines, verdicts
+    return lines, verdicts + joint_verdicts(work, heads)
+
+
+def head_reports(work: Path) -> tuple[list[list[Any]], dict[str, list[list[Any]]]]:
+    """The attention's rows of the model the heads were added to, and each head's rows (none where not run)."""
+    folder = work / "report" / HEAD
+    attention = aer_rows(folder / SEARCH, "attention, the model without a head", skip=("diagonal",))
+    return attention, {name: head_rows(folder / name, f"head: {trained}", run is None) for name, (trained, run) in HEADS.items()}
+
+
+def head_aer_verdict(attention: list[list[Any]], found: list[list[Any]], eflomal_best: list[Any] | None) -> str | None:
+    """The goal's verdict: the heads' best links against eflomal's best (None before both are scored)."""
+    if not found or eflomal_best is None:
+        return None
+    row = best(found)
+    gap = float(row[4]) - float(eflomal_best[4])
+    return verdict(
+        gap <= 0,
+        f"the alignment head's best links ({row[0]}, {row[1]}) have AER {row[4]}, {gap:+.3f} from eflomal's best "
+        f"({eflomal_best[1]}, {eflomal_best[4]}; target: at or below it); the model's attention: "
+        f"{best(attention)[4] if attention else MISSING}.",
+        f"{gap:.3f}",
+    )
+
+
+def readme_line(work: Path) -> str:
+    """The top README's line on the alignment head: the page's verdict, with where the page is."""
+    attention, heads = head_reports(work)
+    eflomal, _ = eflomal_lines(work / "report" / ALIGN)
+    line = head_aer_verdict(attention, [row for rows in heads.values() for row in rows], best(eflomal))
+    if line is None:
+        return "Not run yet: the alignment head on the Hansards gold (stages hansards-align, hansards-guided, hansards-head)."
+    return f"{line} docs/results/alignment.md has every aligner's links, BLEU with and without a head, and the time to align."
+
+
+def joint_verdicts(work: Path, heads: dict[str, list[list[Any]]]) -> list[str]:
+    """The head trained jointly: its model's BLEU against the model without a head (the target), and the
+    full-context head trained alone against it (AER, BLEU change, training): none before both are run."""
+    report = read_json(work / "report" / GUIDED_REPORT / "report.json")
+    systems = (report or {}).get("systems", {})
+    if SEARCH not in systems or JOINT not in systems or not heads.get(JOINT):
+        return []
+    without, joint = systems[SEARCH]["sacrebleu"], systems[JOINT]["sacrebleu"]
+    lines = [
+        verdict(
+            abs(joint - without) <= HEAD_BLEU_GAP,
+            f"trained jointly with a full-context head, the model scores {joint:.2f} sacreBLEU on the Hansards test, the model "
+            f"without a head {without:.2f} (target within {HEAD_BLEU_GAP}).",
+            f"{abs(joint - without) - HEAD_BLEU_GAP:.2f}",
+        )
+    ]
+    if heads.get(FULL):
+        lines.append(
+            f"Measured: the full-context head trained alone on a finished model has AER {best(heads[FULL])[4]} and leaves its "
+            f"BLEU as it was, for {head_training(work, HEADS[FULL][1])} of the head's training; trained jointly from the start, "
+            f"AER {best(heads[JOINT])[4]} at {joint - without:+.2f} sacreBLEU, for {head_training(work, HEADS[JOINT][1])} of the "
+            "whole model's."
+        )
+    return lines
 
 
 def models_line(work: Path) -> str:

@@ -5,10 +5,12 @@ heatmaps, AER), and the results block of the top README:
 
     python tooling/publish_results.py --work work/results --out docs/results [--readme README.md]
     python tooling/publish_results.py --work work/results --out docs/results --page directions
-    python tooling/publish_results.py --work work/results --out docs/results --page alignment
+    python tooling/publish_results.py --work work/results --out docs/results --page alignment [--readme README.md]
 
---page alignment writes OUT/alignment.md (tooling/alignment_page.py: the stages hansards-align and
-hansards-guided) the same way. A corpus whose stages have not run yet is left out of the page and named as pending. --page
+--page alignment writes OUT/alignment.md (tooling/alignment_page.py: the stages hansards-align,
+hansards-guided and hansards-head) the same way, and with --readme only the alignment line of the
+README's results block (between its ALIGNMENT_BEGIN and ALIGNMENT_END markers), which the full
+publish writes too. A corpus whose stages have not run yet is left out of the page and named as pending. --page
 directions writes only directions.md and its report folders and adds its link to README.md, leaving
 the rest as published: for a WORK that holds only the stages multi30k-directions and hansards-fr-en,
 whose En->Fr Hansards report and machine are then the published ones (OUT/hansards.test, README.md's
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from alignment_page import publish_alignment  # noqa: E402  (tooling/alignment_page.py, beside this script)
+from alignment_page import publish_alignment, readme_line  # noqa: E402  (tooling/alignment_page.py, beside this script)
 from best_trial import best_trial  # noqa: E402  (tooling/best_trial.py, beside this script)
 from results_cells import MISSING, chrf_cell, copy_files, load_report, score_cell, training_cells, verdict  # noqa: E402
 
@@ -46,6 +48,7 @@ SEARCH, ENCDEC, LSTM = "rnnsearch_small", "rnnencdec_small", "lstm"
 PAPER_NAMES = {SEARCH: "RNNsearch-50", ENCDEC: "RNNencdec-50"}  # as the Hansards' word-level runs train them
 SEEDS = (1, 2, 3)
 README_BEGIN, README_END = "<!-- results: tooling/publish_results.py -->", "<!-- /results -->"
+ALIGNMENT_BEGIN, ALIGNMENT_END = "<!-- alignment: tooling/publish_results.py --page alignment -->", "<!-- /alignment -->"
 DISCUSSION_LINE = "What each line means, with the evidence, and what a miss would take: [discussion.md](discussion.md)."
 DIRECTIONS_LINK = (
     "Either direction, Fr->En beside En->Fr (Multi30k with the quickstart's recipe, the Hansards with "
@@ -664,8 +667,9 @@ def with_links(lines: list[str], links: list[str]) -> list[str]:
     return lines
 
 
-def readme_block(hansards_report: dict | None, multi30k_reports: dict[str, dict] | None, verdicts: list[str]) -> list[str]:
-    """The top README's results block: the Hansards Table 1 and the Multi30k seeds in brief, and the verdict lines."""
+def readme_block(hansards_report: dict | None, multi30k_reports: dict[str, dict] | None, verdicts: list[str], alignment: str) -> list[str]:
+    """The top README's results block: the Hansards Table 1 and the Multi30k seeds in brief, the verdict lines,
+    and the ALIGNMENT line (alignment_block)."""
     lines = [
         README_BEGIN,
         "",
@@ -698,21 +702,50 @@ def readme_block(hansards_report: dict | None, multi30k_reports: dict[str, dict]
             ),
             "",
         ]
-    return lines + [f"- {line}" for line in verdicts] + ["", README_END]
+    return lines + [f"- {line}" for line in verdicts] + alignment_block(alignment) + ["", README_END]
 
 
-def replace_block(text: str, block: list[str]) -> list[str]:
-    """TEXT's lines with its README_BEGIN ... README_END block replaced by BLOCK."""
-    if README_BEGIN not in text or README_END not in text:
-        raise ValueError(f"no {README_BEGIN} ... {README_END} block to replace")
-    before, rest = text.split(README_BEGIN, 1)
-    return (before + "\n".join(block) + rest.split(README_END, 1)[1]).splitlines()
+def alignment_block(line: str) -> list[str]:
+    """The results block's alignment line between its markers, which --page alignment --readme rewrites alone."""
+    return [ALIGNMENT_BEGIN, f"- {line}", ALIGNMENT_END]
+
+
+def replace_block(text: str, block: list[str], begin: str = README_BEGIN, end: str = README_END) -> list[str]:
+    """TEXT's lines with its BEGIN ... END block replaced by BLOCK."""
+    if begin not in text or end not in text:
+        raise ValueError(f"no {begin} ... {end} block to replace")
+    before, rest = text.split(begin, 1)
+    return (before + "\n".join(block) + rest.split(end, 1)[1]).splitlines()
 
 
 PAGES = {  # --page: its publisher, and the stages whose reports it needs
     "directions": (publish_directions, "multi30k-directions or hansards-fr-en"),
     "alignment": (publish_alignment, "hansards-align"),
 }
+
+
+def replaced_readme(readme: Path, block: list[str], begin: str = README_BEGIN, end: str = README_END) -> list[str]:
+    """README's lines with its BEGIN ... END block replaced by BLOCK; a one-line error for a README without one."""
+    try:
+        return replace_block(readme.read_text(), block, begin, end)
+    except (OSError, ValueError) as error:
+        sys.exit(f"publish_results.py: error: {readme}: {error}")
+
+
+def publish_page(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """--page: that page, its report folders and its link; with --readme (alignment only) its README line."""
+    if args.readme and args.page != "alignment":
+        parser.error(f"--readme takes README.md's figures: run it without --page {args.page}")
+    readme = replaced_readme(args.readme, alignment_block(readme_line(args.work)), ALIGNMENT_BEGIN, ALIGNMENT_END) if args.readme else None
+    publish, stages = PAGES[args.page]
+    if not publish(args.work, args.out):
+        sys.exit(f"publish_results.py: error: no report of the stages {stages} in {args.work}/report: run them first")
+    if (args.out / "README.md").exists():
+        write_atomic(args.out / "README.md", with_links(read_lines(args.out / "README.md"), page_links(args.out)))
+    record_machines(args.work, args.out)
+    if readme is not None:
+        write_atomic(args.readme, readme)
+        print(f"| updated the alignment line of {args.readme}")
 
 
 def main() -> None:
@@ -724,18 +757,12 @@ def main() -> None:
         "--page",
         choices=("all", *PAGES),
         default="all",
-        help="directions or alignment: write only that page and its report folders, and link it from README.md",
+        help="directions or alignment: write only that page and its report folders, and link it from README.md "
+        "(alignment with --readme: its line of the README's results block too)",
     )
     args = parser.parse_args()
     if args.page != "all":
-        if args.readme:
-            parser.error(f"--readme takes README.md's figures: run it without --page {args.page}")
-        publish, stages = PAGES[args.page]
-        if not publish(args.work, args.out):
-            sys.exit(f"publish_results.py: error: no report of the stages {stages} in {args.work}/report: run them first")
-        if (args.out / "README.md").exists():
-            write_atomic(args.out / "README.md", with_links(read_lines(args.out / "README.md"), page_links(args.out)))
-        record_machines(args.work, args.out)
+        publish_page(args, parser)
         return
     hansards_report = load_report(args.work / "report", "hansards.test")
     loaded = {split: load_report(args.work / "report", f"multi30k.{split}") for split in MULTI30K_TESTS}
@@ -753,12 +780,8 @@ def main() -> None:
         for name, section in (("the Hansards (stages hansards, hansards-evaluate)", hansards), ("Multi30k (stages multi30k-*)", multi30k))
         if section is None
     ]
-    readme = None
-    if args.readme:  # checked before anything is written
-        try:
-            readme = replace_block(args.readme.read_text(), readme_block(hansards_report, multi30k_reports, verdicts))
-        except (OSError, ValueError) as error:
-            sys.exit(f"publish_results.py: error: {args.readme}: {error}")
+    block = readme_block(hansards_report, multi30k_reports, verdicts, readme_line(args.work))
+    readme = replaced_readme(args.readme, block) if args.readme else None  # checked before anything is written
     copy_reports(args.work, args.out)
     for publish, _ in PAGES.values():
         publish(args.work, args.out)

@@ -31,8 +31,9 @@
 #                      eflomal (each direction, symmetrised) and RNNsearch (each direction, argmax,
 #                      threshold, symmetrised), with wall times; rnnsearch-align on the test set
 #   hansards-guided    RNNsearch-50 En->Fr trained with eflomal's links as guidance (not the
-#                      paper's) beside the unguided one, HANSARDS_MINUTES, both evaluated for BLEU,
-#                      the guided one's links for AER
+#                      paper's) beside the unguided one, then one with an alignment head trained
+#                      jointly toward the links, HANSARDS_MINUTES each, all evaluated for BLEU, the
+#                      guided one's and the joint head's links for AER
 #   hansards-head      the alignment head (not the paper's) added to the hansards stage's RNNsearch-50 and
 #                      trained alone, its translation frozen, HEAD_MINUTES each (default 20), one after another:
 #                      toward eflomal's links (causal, then full context), by its own objective, full context
@@ -339,9 +340,12 @@ stage_hansards_align() {
 # 0.5 the guidance was a fifth of the loss at the end, 0.5 x 1.53 bits a target token beside the
 # translation's 3.06, and took the attention's cross-entropy with the links only from the unguided
 # model's 1.29 nats to 1.15; 2 weighs the two terms equally), beside the unguided model on core 0
-# (trained here unless the hansards stage has finished it); both evaluated in one report
-# (WORK/report/hansards.guided.test), the guided model's links scored as hansards-align scores the
-# unguided one's
+# (trained here unless the hansards stage has finished it), then on core 0 RNNsearch-50 with a
+# full-context alignment head trained jointly from the start toward the same links
+# (rnnsearch_small.head_joint: --alignment-lambda 1 on the head, the attention left free), the
+# hansards-head stage's heads trained alone on a finished model beside it; all three evaluated in one
+# report (WORK/report/hansards.guided.test), the guided model's links scored as hansards-align scores
+# the unguided one's, the joint head's as hansards-head scores the heads (WORK/report/hansards.head)
 # training_links CORE CORPUS: eflomal's grow-diag-final-and links of every training pair of the prepared
 # Hansards WORK/CORPUS (either direction), binarised beside them
 training_links() {
@@ -354,11 +358,16 @@ training_links() {
 }
 stage_hansards_guided() {
   training_links 1 hansards
-  train 0 hansards rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" &
+  {
+    train 0 hansards rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}"
+    train 0 hansards rnnsearch_small.head_joint "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" \
+      --alignment-head --alignment-head-context full --load-alignments --alignment-lambda 1
+  } &
   train 1 hansards rnnsearch_small_guided "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" \
     --load-alignments --alignment-lambda "${GUIDED_LAMBDA:-2}" &
   wait_jobs
-  REPORT=hansards.guided evaluate 0 hansards test rnnsearch_small rnnsearch_small_guided &
+  REPORT=hansards.guided evaluate 0 hansards test rnnsearch_small rnnsearch_small_guided rnnsearch_small.head_joint &
+  head_aer 1 hansards rnnsearch_small.head_joint rnnsearch_small.head_joint
   on_core 1 rnnsearch-aer --path "$(checkpoint hansards rnnsearch_small_guided)" --data "$WORK/hansards/bin" \
     --reverse-path "$(checkpoint hansards.fr-en rnnsearch_small)" --reverse-data "$WORK/hansards.fr-en/bin" \
     --gold "$GOLD" --threshold "${THRESHOLDS[@]}" --out "$WORK/report/hansards.align/rnnsearch.guided.en-fr" &

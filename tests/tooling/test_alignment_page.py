@@ -202,3 +202,69 @@ def test_head_section_weighs_the_heads_aer_against_eflomal_and_its_bleu_against_
     )
     assert "| eflomal, both directions (its measured time, scaled to the pairs) | 1.1 |" in page
     assert (out / "hansards.head" / "rnnsearch_small.head_links" / "aer.json").exists()
+
+
+def test_joint_head_is_weighed_against_the_model_without_a_head_and_beside_the_head_trained_alone(tmp_path):
+    work, out = tmp_path / "work", tmp_path / "out"
+    align_reports(work)
+    head = work / "report" / "hansards.head"
+    write(head / "rnnsearch_small.head_links_full" / "aer.json", scores({"threshold 0.4": (0.85, 0.86, 0.15)}))
+    write(head / "rnnsearch_small.head_joint" / "aer.json", scores({"argmax": (0.8, 0.8, 0.2), "threshold 0.4": (0.86, 0.83, 0.16)}))
+    system = {"sacrebleu": 22.4, "chrf": 50.0, "no_unk_sacrebleu": 30.0}
+    training = {"updates": 6000, "dev_nll": 2.1, "wall_hours": 2.08}
+    write(
+        work / "report" / "hansards.guided.test" / "report.json",
+        {
+            "split": "test",
+            "beam": 5,
+            "systems": {"rnnsearch_small": system, "rnnsearch_small.head_joint": {**system, "sacrebleu": 21.9}},
+            "training": {"rnnsearch_small": training, "rnnsearch_small.head_joint": training},
+        },
+    )
+    for name, updates, wall in (("rnnsearch_small.head_links_full", 600, 900), ("rnnsearch_small.head_joint", 5400, 7500)):
+        log = work / "checkpoints" / "hansards" / name / "train.log"
+        log.parent.mkdir(parents=True)
+        log.write_text(
+            f"epoch 001 | loss 3.2 | nll_loss 3.2 | train_wall {wall} | num_updates {updates} | wall {wall}\ndone training in 1.0 seconds\n"
+        )
+    page = published_page(work, out)
+    assert "| head: eflomal's links, full context, trained jointly | argmax | 0.800 | 0.800 | 0.200 | 100 |" in page
+    assert "| head: eflomal's links, full context, trained jointly (the whole model) | 5,400 updates in 125 min |" in page
+    assert (
+        "**Does not hold** (short by 0.20): trained jointly with a full-context head, the model scores 21.90 sacreBLEU on the "
+        "Hansards test, the model without a head 22.40 (target within 0.3)."
+    ) in page
+    assert (
+        "Measured: the full-context head trained alone on a finished model has AER 0.150 and leaves its BLEU as it was, for 600 "
+        "updates in 15 min of the head's training; trained jointly from the start, AER 0.160 at -0.50 sacreBLEU, for 5,400 "
+        "updates in 125 min of the whole model's."
+    ) in page
+
+
+README_RESULTS = (
+    "# Tool\n\n## Results\n\n<!-- results: tooling/publish_results.py -->\n\n| table |\n\n- **Holds**: a claim.\n"
+    "<!-- alignment: tooling/publish_results.py --page alignment -->\n- an old line\n<!-- /alignment -->\n\n<!-- /results -->\n\n## Speed\n"
+)
+
+
+def test_page_alignment_with_readme_rewrites_the_alignment_line_alone(tmp_path):
+    work, out, readme = tmp_path / "work", tmp_path / "out", tmp_path / "README.md"
+    align_reports(work)
+    readme.write_text(README_RESULTS)
+    head = work / "report" / "hansards.head"
+    write(head / "rnnsearch_small" / "aer.json", scores({"argmax": (0.5, 0.4, 0.47)}))
+    write(head / "rnnsearch_small.head_links" / "aer.json", scores({"threshold 0.3": (0.88, 0.9, 0.1)}))
+    command = [sys.executable, "tooling/publish_results.py", "--work", str(work), "--out", str(out), "--page", "alignment"]
+    run(*command, "--readme", str(readme))
+    line = (
+        "- **Does not hold** (short by 0.022): the alignment head's best links (head: eflomal's links, threshold 0.3) have AER "
+        "0.100, +0.022 from eflomal's best (intersect, 0.078; target: at or below it); the model's attention: 0.470. "
+        "docs/results/alignment.md has every aligner's links, BLEU with and without a head, and the time to align."
+    )
+    assert readme.read_text() == README_RESULTS.replace("- an old line", line)
+    assert line.removeprefix("- ").split(" docs/results/")[0] in (out / "alignment.md").read_text()  # the page's verdict
+    other = tmp_path / "OTHER.md"
+    other.write_text("# no results block\n")
+    done = run(*command, "--readme", str(other), "--out", str(tmp_path / "out2"), check=False)
+    assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1 and "<!-- alignment:" in done.stderr
+    assert other.read_text() == "# no results block\n" and not (tmp_path / "out2").exists()

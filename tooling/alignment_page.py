@@ -1,8 +1,8 @@
 """OUT/alignment.md: the model as an aligner beside a statistical one, from what the
 stages hansards-align and hansards-guided of tooling/reproduce_results.sh wrote into WORK/report:
 
-    hansards.align/eflomal/eflomal.json     eflomal's pairs, settings and wall time per step
-    hansards.align/eflomal.NAME/aer.json    eflomal's links on the gold, each direction and symmetrised
+    hansards.align/ALIGNER/ALIGNER.json     eflomal's and fast_align's pairs, settings and wall time per step
+    hansards.align/ALIGNER.NAME/aer.json    their links on the gold, each direction and symmetrised
     hansards.align/rnnsearch.en-fr/aer.json RNNsearch En->Fr (argmax, each threshold) and both directions symmetrised
     hansards.align/rnnsearch.fr-en/aer.json RNNsearch Fr->En (the gold transposed)
     hansards.align/align_load.test.json     rnnsearch-align on the 3,000 test pairs, both directions
@@ -47,7 +47,8 @@ HEADS = {  # stage hansards-head's reports (hansards.head/NAME): what the head w
 }
 FULL, JOINT = "rnnsearch_small.head_links_full", "rnnsearch_small.head_joint"  # one head's two trainings: alone, jointly
 HEAD_BLEU_GAP, PAIRS_TO_TIME = 0.3, 100_000
-EFLOMAL_ROWS = ("forward", "reverse", "intersect", "union", "grow-diag-final-and")
+STATISTICAL_ROWS = ("forward", "reverse", "intersect", "union", "grow-diag-final-and")
+STATISTICAL = {"eflomal": "eflomal", "fast_align": "fast_align's model"}  # statistical_alignments.py --aligner, and its name here
 SEARCH, GUIDED = "rnnsearch_small", "rnnsearch_small_guided"
 AER_TARGET, GUIDED_GAP, BLEU_COST, SECONDS_TARGET = 0.35, 0.05, 0.5, 300
 REGENERATE = (
@@ -80,19 +81,25 @@ def best(rows: list[list[Any]]) -> list[Any] | None:
     return min(rows, key=lambda row: float(row[4])) if rows else None
 
 
-def eflomal_lines(align: Path) -> tuple[list[list[Any]], str]:
-    """eflomal's rows and the sentence saying what it was trained on and how long it took."""
-    report = read_json(align / "eflomal" / "eflomal.json")
-    rows = [row for name in EFLOMAL_ROWS for row in aer_rows(align / f"eflomal.{name}", "eflomal")]
+def statistical_lines(align: Path, aligner: str = "eflomal") -> tuple[list[list[Any]], str]:
+    """A statistical aligner's rows (``STATISTICAL``) and the sentence saying what it aligned and how long it took."""
+    report = read_json(align / aligner / f"{aligner}.json")
+    rows = [row for name in STATISTICAL_ROWS for row in aer_rows(align / f"{aligner}.{name}", aligner)]
     if report is None:
-        return rows, "eflomal: not run yet."
+        return rows, f"{STATISTICAL[aligner]}: not run yet."
     steps = ", ".join(f"{step} {seconds:.0f} s" for step, seconds in report["seconds"].items())
+    name = f"eflomal {report['eflomal']}" if aligner == "eflomal" else f"{STATISTICAL[aligner]} (tooling/fast_align.py, -d -o -v)"
     return rows, (
-        f"eflomal {report['eflomal']} aligned the {report['training_pairs']:,} prepared training pairs with the gold's "
+        f"{name} aligned the {report['training_pairs']:,} prepared training pairs with the gold's "
         f"{report['gold_pairs']} ({report['source']}-{report['target']}, the gold's tokenisation), both directions, on "
         f"{report['threads']} thread: {sum(report['seconds'].values()) / 60:.1f} min of wall time ({steps}); "
         "symmetrised by the plugin's links module."
     )
+
+
+def scaled_minutes(report: dict | None, pairs: int) -> float | None:
+    """A statistical aligner's measured wall time (both directions) carried to ``pairs`` pairs, in minutes."""
+    return None if report is None else sum(report["seconds"].values()) * pairs / report["training_pairs"] / 60
 
 
 def speed_lines(align: Path) -> tuple[list[str], float | None]:
@@ -203,18 +210,15 @@ def head_lines(work: Path, eflomal_rows: list[list[Any]]) -> tuple[list[str], li
     ]
     timed = next((name for name in HEADS if (folder / f"align_load.{name}.json").exists()), None)  # the stage's: the first head
     speed = {name: read_json(folder / f"align_load.{name}.json") for name in (SEARCH, timed)}
-    eflomal = read_json(work / "report" / ALIGN / "eflomal" / "eflomal.json")
-    timing = [
-        [label, MISSING if seconds is None else f"{seconds / 60:.1f}"]
-        for label, seconds in (
-            ("rnnsearch-align, the head (one direction)", seconds_per(speed[timed], PAIRS_TO_TIME)),
-            ("rnnsearch-align, the attention (one direction)", seconds_per(speed[SEARCH], PAIRS_TO_TIME)),
-            (
-                "eflomal, both directions (its measured time, scaled to the pairs)",
-                None if eflomal is None else sum(eflomal["seconds"].values()) * PAIRS_TO_TIME / eflomal["training_pairs"],
-            ),
-        )
-    ]
+    aligned = {
+        "rnnsearch-align, the head (one direction)": seconds_per(speed[timed], PAIRS_TO_TIME),
+        "rnnsearch-align, the attention (one direction)": seconds_per(speed[SEARCH], PAIRS_TO_TIME),
+    }
+    minutes = {label: None if seconds is None else seconds / 60 for label, seconds in aligned.items()}
+    for aligner, name in STATISTICAL.items():
+        report = read_json(work / "report" / ALIGN / aligner / f"{aligner}.json")
+        minutes[f"{name}, both directions (its measured time, scaled to the pairs)"] = scaled_minutes(report, PAIRS_TO_TIME)
+    timing = [[label, MISSING if value is None else f"{value:.1f}"] for label, value in minutes.items()]
     report = read_json(work / "report" / HEAD_REPORT / "report.json")
     lines = [
         "## The alignment head",
@@ -236,6 +240,10 @@ def head_lines(work: Path, eflomal_rows: list[list[Any]]) -> tuple[list[str], li
         ),
         "",
         *markdown_table(["aligner", "links", "precision", "recall", "AER", "links found"], attention + found),
+        "",
+        "Each aligner's best links on the gold (chosen on these sentences), on the same training pairs:",
+        "",
+        *markdown_table(["aligner", "links", "AER"], best_rows(work, attention, heads, eflomal_rows)),
         "",
         *head_findings(heads, eflomal_rows),
         f"Time to align {PAIRS_TO_TIME:,} pairs, in minutes on one thread (rnnsearch-align at its rate on the 3,000 Hansards test pairs):",
@@ -263,6 +271,13 @@ def head_lines(work: Path, eflomal_rows: list[list[Any]]) -> tuple[list[str], li
     return lines, verdicts + joint_verdicts(work, heads)
 
 
+def best_rows(work: Path, attention: list[list[Any]], heads: dict[str, list[list[Any]]], eflomal: list[list[Any]]) -> list[list[Any]]:
+    """Each aligner's best row (aligner, links, AER): the attention, each head, eflomal and fast_align's model."""
+    fast, _ = statistical_lines(work / "report" / ALIGN, "fast_align")
+    rows = [best(attention), *(best(rows) for rows in heads.values()), best(eflomal), best(fast)]
+    return [[STATISTICAL.get(row[0], row[0]), row[1], row[4]] for row in rows if row is not None]
+
+
 def head_reports(work: Path) -> tuple[list[list[Any]], dict[str, list[list[Any]]]]:
     """The attention's rows of the model the heads were added to, and each head's rows (none where not run)."""
     folder = work / "report" / HEAD
@@ -288,7 +303,7 @@ def head_aer_verdict(attention: list[list[Any]], found: list[list[Any]], eflomal
 def readme_line(work: Path) -> str:
     """The top README's line on the alignment head: the page's verdict, with where the page is."""
     attention, heads = head_reports(work)
-    eflomal, _ = eflomal_lines(work / "report" / ALIGN)
+    eflomal, _ = statistical_lines(work / "report" / ALIGN)
     line = head_aer_verdict(attention, [row for rows in heads.values() for row in rows], best(eflomal))
     if line is None:
         return "Not run yet: the alignment head on the Hansards gold (stages hansards-align, hansards-guided, hansards-head)."
@@ -337,7 +352,8 @@ def alignment_page(work: Path) -> list[str] | None:
     align = work / "report" / ALIGN
     if not align.is_dir():
         return None
-    eflomal, eflomal_line = eflomal_lines(align)
+    eflomal, eflomal_line = statistical_lines(align)
+    fast, fast_line = statistical_lines(align, "fast_align")
     search = aer_rows(align / "rnnsearch.en-fr", "RNNsearch En->Fr", skip=("diagonal",)) + aer_rows(
         align / "rnnsearch.fr-en", "RNNsearch Fr->En", skip=("diagonal",)
     )
@@ -385,9 +401,9 @@ def alignment_page(work: Path) -> list[str] | None:
         "(`rnnsearch-aer`; a Fr->En model's links scored against the gold transposed). RNNsearch: RNNsearch-50 at "
         f"the paper's word level ({models_line(work)}), links from their soft alignments as `rnnsearch-align` writes "
         "them (argmax; threshold T: argmax's links and every weight of at least T; with the other direction's model, "
-        "each direction's links symmetrised). " + eflomal_line,
+        f"each direction's links symmetrised). {eflomal_line} {fast_line}",
         "",
-        *markdown_table(["aligner", "links", "precision", "recall", "AER", "links found"], diagonal + eflomal + search + guided),
+        *markdown_table(["aligner", "links", "precision", "recall", "AER", "links found"], diagonal + eflomal + fast + search + guided),
         "",
         "Every aligner's table: " + ", ".join(f"[{p.parent.name}]({ALIGN}/{p.parent.name}/aer.md)" for p in tables) + ".",
         "",

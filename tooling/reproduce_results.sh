@@ -28,8 +28,9 @@
 #   hansards-fr-en     RNNsearch-50 Fr->En at the paper's word level, as the hansards stage trains
 #                      it En->Fr (HANSARDS_OPTIONS, HANSARDS_MINUTES), evaluated like it, heatmaps
 #   hansards-align     the model as an aligner: AER, precision and recall on the gold of
-#                      eflomal (each direction, symmetrised) and RNNsearch (each direction, argmax,
-#                      threshold, symmetrised), with wall times; rnnsearch-align on the test set
+#                      eflomal and fast_align's model (each direction, symmetrised) and RNNsearch
+#                      (each direction, argmax, threshold, symmetrised), with wall times;
+#                      rnnsearch-align on the test set
 #   hansards-guided    RNNsearch-50 En->Fr trained with eflomal's links as guidance (not the
 #                      paper's) beside the unguided one, then one with an alignment head trained
 #                      jointly toward the links, HANSARDS_MINUTES each, all evaluated for BLEU, the
@@ -307,19 +308,23 @@ stage_hansards_fr_en() {
   evaluate 1 hansards.fr-en test rnnsearch_small
   heatmaps 1 hansards.fr-en rnnsearch_small
 }
-# The model as an aligner, beside a statistical one: eflomal (tooling/statistical_alignments.py)
-# aligns every Hansards training pair the models train on with the alignment gold's 37, both
-# directions, on core 1, and rnnsearch-aer scores each direction and symmetrisation; on core 0
+# The model as an aligner, beside statistical ones: eflomal, then fast_align's model
+# (tooling/statistical_alignments.py --aligner) align every Hansards training pair the models train
+# on with the alignment gold's 37, both directions, on core 1, and rnnsearch-aer scores each
+# direction and symmetrisation; on core 0
 # rnnsearch-aer scores each RNNsearch direction (argmax, threshold) and both symmetrised, and
 # tooling/align_load.py times rnnsearch-align on the 3,000 test pairs, both directions.
 # Everything goes to WORK/report/hansards.align, wall times to WORK/wall_times.tsv.
 stage_hansards_align() {
-  local out=$WORK/report/hansards.align name
+  local out=$WORK/report/hansards.align name aligner
   {
-    on_core 1 python tooling/statistical_alignments.py --prepared "$WORK/hansards" --gold "$GOLD" --out "$out/eflomal"
-    for name in forward reverse intersect union grow-diag-final-and; do
-      on_core 1 rnnsearch-aer --alignments "$out/eflomal/eflomal.$name" --name "eflomal $name" --gold "$GOLD" \
-        --out "$out/eflomal.$name"
+    for aligner in eflomal fast_align; do
+      on_core 1 python tooling/statistical_alignments.py --aligner "$aligner" --prepared "$WORK/hansards" --gold "$GOLD" \
+        --out "$out/$aligner"
+      for name in forward reverse intersect union grow-diag-final-and; do
+        on_core 1 rnnsearch-aer --alignments "$out/$aligner/$aligner.$name" --name "$aligner $name" --gold "$GOLD" \
+          --out "$out/$aligner.$name"
+      done
     done
   } &
   {

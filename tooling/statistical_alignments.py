@@ -1,17 +1,20 @@
-"""A statistical word aligner beside RNNsearch's attention: eflomal (Östling & Tiedemann
-2016, "Efficient Word Alignment with Markov Chain Monte Carlo"; the package's defaults: IBM1, HMM
-and fertility, 3 samplers, NULL prior 0.2) aligns word-level training pairs that
+"""Statistical word aligners beside RNNsearch's attention (--aligner): eflomal (the default;
+Östling & Tiedemann 2016, "Efficient Word Alignment with Markov Chain Monte Carlo"; the package's
+defaults: IBM1, HMM and fertility, 3 samplers, NULL prior 0.2) or fast_align (Dyer, Chahuneau &
+Smith 2013, "A Simple, Fast, and Effective Reparameterization of IBM Model 2"; its model in numpy,
+``tooling/fast_align.py``, with fast_align's -d -o -v: the diagonal, its tension optimised,
+variational Bayes) align word-level training pairs that
 ``scripts/prepare_data.py CORPUS --scheme word --out PREPARED`` wrote (PREPARED/word/train.{src,tgt}:
 the pairs the model trains on, Moses-tokenised, after the --max-len filter), in each direction:
 
     # the alignment gold's links, to score with rnnsearch-aer (Hansards, English-French)
     python tooling/statistical_alignments.py --prepared WORK/hansards --gold ../shared/data/alignment-gold \\
-        --out WORK/report/hansards.eflomal [--pairs N] [--threads 1]
+        --out WORK/report/hansards.eflomal [--aligner eflomal|fast_align] [--pairs N] [--threads 1]
     # the training pairs' own links, for guided alignment (prepare_data.py --train-alignments FILE)
     python tooling/statistical_alignments.py --prepared WORK/hansards --training-alignments FILE \\
-        [--symmetrisation grow-diag-final-and] [--threads 1]
+        [--aligner eflomal|fast_align] [--symmetrisation grow-diag-final-and] [--threads 1]
 
-Either or both in one run; they are two eflomal runs, as the two align differently written text.
+Either or both in one run; they are two runs of the aligner, as the two align differently written text.
 
 --gold: the first --pairs training pairs (0, the default: all) plus the gold's 37 sentence pairs
 (dev.e, dev.f), English the source and French the target whatever the folder's direction, as in
@@ -33,24 +36,28 @@ SOURCE.md: lowercased, tokenised, French contractions expanded), ``normalise``:
   (not in the gold), English "'s" and "n't" (Moses splits them; the gold holds none).
 The gold's sentences pass through ``normalise`` unchanged but for case; they are appended
 lowercased (which moves no word), so their links count words exactly as the gold does. Written to
-OUT, the gold's lines only (Pharaoh "i-j", 0-based, the English word first):
-  eflomal.forward, eflomal.reverse   each direction's links (eflomal writes both in source-target
-                                     order; forward links each French word to at most one English
-                                     word, reverse each English word to at most one French word)
-  eflomal.intersect, eflomal.union, eflomal.grow-diag-final-and
+OUT, the gold's lines only (Pharaoh "i-j", 0-based, the English word first), ALIGNER the --aligner:
+  ALIGNER.forward, ALIGNER.reverse   each direction's links (both aligners write them in
+                                     source-target order; forward links each French word to at
+                                     most one English word, reverse each English word to at most
+                                     one French word)
+  ALIGNER.intersect, ALIGNER.union, ALIGNER.grow-diag-final-and
                                      the two symmetrised (rnnsearch_plugin.analysis.links)
-  eflomal.json                       the pairs, the settings, and each step's wall time ("seconds")
-                                     and processor time ("cpu_seconds", eflomal's program included)
-``rnnsearch-aer --alignments OUT/eflomal.NAME --gold GOLD`` scores each file.
+  ALIGNER.json                       the pairs, the aligner ("aligner"), its settings ("settings"),
+                                     eflomal's version ("eflomal", eflomal only) and each step's wall
+                                     time ("seconds") and processor time ("cpu_seconds", eflomal's
+                                     program included)
+``rnnsearch-aer --alignments OUT/ALIGNER.NAME --gold GOLD`` scores each file.
 
 --training-alignments FILE: every training pair as prepared (any language pair, its own tokens,
-eflomal lowercasing only to count words alike), in the folder's direction (manifest.json:
+lowercased by either aligner only to count words alike), in the folder's direction (manifest.json:
 source_lang, target_lang): FILE holds, line for line with PREPARED/word/train.{src,tgt}, the
 --symmetrisation of the two directions (or one direction's links alone: forward, reverse), "i-j"
-with i the source and j the target word, 0-based; FILE.json the same report as eflomal.json.
+with i the source and j the target word, 0-based; FILE.json the same report as ALIGNER.json.
 
-eflomal is sampled, without a seed: a rerun gives slightly different links. One eflomal run per
-direction needed, each on --threads OpenMP threads (default 1).
+eflomal is sampled, without a seed: a rerun gives slightly different links; it needs the package
+(pip install '.[results]'), and one eflomal run per direction needed, each on --threads OpenMP
+threads (default 1). fast_align here is deterministic, needs numpy only and runs on one thread.
 """
 
 import argparse
@@ -59,16 +66,20 @@ import os
 import re
 import sys
 import tempfile
+from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
 from itertools import islice
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from fast_align import SETTINGS as FAST_ALIGN  # noqa: E402  (beside this script)
+from fast_align import run_fast_align  # noqa: E402
+
 from rnnsearch_plugin.analysis.links import SYMMETRISATIONS, Link, parse_pharaoh_line, pharaoh_line  # noqa: E402
 from rnnsearch_plugin.data.textio import DataError, read_lines, write_atomic  # noqa: E402
-from rnnsearch_plugin.data.word_links import ALIGNER  # noqa: E402
-from rnnsearch_plugin.data.word_links import run_eflomal as align_direction  # noqa: E402
+from rnnsearch_plugin.data.word_links import ALIGNER as EFLOMAL  # noqa: E402
+from rnnsearch_plugin.data.word_links import run_eflomal  # noqa: E402
 
 CONTRACTIONS = {"du": "de le", "des": "de les", "au": "à le", "aux": "à les"}
 ELISIONS = {
@@ -94,6 +105,24 @@ GOLD_FILES = {"en": "dev.e", "fr": "dev.f"}  # the gold's languages, English the
 DIRECTIONS = ("forward", "reverse")
 OUTPUTS = (*DIRECTIONS, *SYMMETRISATIONS)  # what --gold writes and --symmetrisation chooses from
 PREPARE = "python scripts/prepare_data.py CORPUS --scheme word --out FOLDER"
+
+
+@dataclass(frozen=True)
+class Aligner:
+    """A statistical aligner: ``align(sources, targets, direction, path)`` (``run_eflomal``'s
+    contract), its settings as the report records them, the installed package whose version the
+    report records (None: this repository's own code), and whether --threads applies to it."""
+
+    align: Callable[[list[str], list[str], str, Path], None]
+    settings: dict
+    package: str | None
+    threaded: bool
+
+
+ALIGNERS = {
+    "eflomal": Aligner(run_eflomal, EFLOMAL, package="eflomal", threaded=True),
+    "fast_align": Aligner(run_fast_align, asdict(FAST_ALIGN), package=None, threaded=False),
+}
 
 
 def normalise(line: str, lang: str) -> str:
@@ -173,13 +202,13 @@ class Clock:
         self.start = now
 
 
-def run_eflomal(sources: list[str], targets: list[str], directions: Iterable[str], folder: Path, clock: Clock) -> dict[str, Path]:
-    """{direction: FOLDER/direction}, eflomal's links of every pair in that direction, in
+def aligned(aligner: str, sources: list[str], targets: list[str], directions: Iterable[str], folder: Path, clock: Clock) -> dict[str, Path]:
+    """{direction: FOLDER/direction}, the aligner's links of every pair in that direction, in
     source-target order ("reverse" links each source word to at most one target word)."""
     files = {}
     for direction in directions:
         files[direction] = folder / direction
-        align_direction(sources, targets, direction, files[direction])
+        ALIGNERS[aligner].align(sources, targets, direction, files[direction])
         clock.lap(f"align {direction}")
     return files
 
@@ -200,35 +229,39 @@ def combined(name: str, links: dict[str, Iterable[set[Link]]], sources: list[str
         yield pharaoh_line(SYMMETRISATIONS[name](forward, reverse, len(source.split()), len(target.split())))
 
 
-def report(clock: Clock, threads: int, **entries: object) -> dict:
-    """What eflomal.json and FILE.json record."""
+def report(aligner: str, clock: Clock, threads: int, **entries: object) -> dict:
+    """What ALIGNER.json and FILE.json record: the aligner, its package's version (eflomal's) and its
+    settings among them."""
+    package = ALIGNERS[aligner].package
     return {
         **entries,
-        "eflomal": version("eflomal"),
-        "settings": ALIGNER,
+        "aligner": aligner,
+        **({package: version(package)} if package else {}),
+        "settings": ALIGNERS[aligner].settings,
         "threads": threads,
         "seconds": clock.seconds,
         "cpu_seconds": clock.cpu_seconds,
     }
 
 
-def gold_alignments(prepared: Path, gold_folder: Path, out: Path, pairs: int, threads: int) -> dict:
-    """OUT/eflomal.* (the module's docstring); returns what eflomal.json records."""
+def gold_alignments(prepared: Path, gold_folder: Path, out: Path, pairs: int, threads: int, aligner: str) -> dict:
+    """OUT/ALIGNER.* (the module's docstring); returns what ALIGNER.json records."""
     clock = Clock()
     gold = gold_pairs(gold_folder)
     train = training_pairs(prepared, GOLD_FILES, pairs)
     corpus = {lang: [normalise(line, lang) for line in train[lang]] + gold[lang] for lang in GOLD_FILES}
     clock.lap("read and normalise")
-    first = len(train["en"]) + 1  # the gold's first line in eflomal's output
+    first = len(train["en"]) + 1  # the gold's first line in the aligner's output
     with tempfile.TemporaryDirectory() as folder:
-        files = run_eflomal(corpus["en"], corpus["fr"], DIRECTIONS, Path(folder), clock)
+        files = aligned(aligner, corpus["en"], corpus["fr"], DIRECTIONS, Path(folder), clock)
         links = {
             direction: list(parsed(read_lines(path)[first - 1 :], gold["en"], gold["fr"], path, first)) for direction, path in files.items()
         }
     for name in OUTPUTS:
-        write_atomic(out / f"eflomal.{name}", list(combined(name, links, gold["en"], gold["fr"])))
+        write_atomic(out / f"{aligner}.{name}", list(combined(name, links, gold["en"], gold["fr"])))
     clock.lap("symmetrise")
     return report(
+        aligner,
         clock,
         threads,
         training_pairs=len(train["en"]),
@@ -239,7 +272,7 @@ def gold_alignments(prepared: Path, gold_folder: Path, out: Path, pairs: int, th
     )
 
 
-def training_alignments(prepared: Path, path: Path, symmetrisation: str, threads: int) -> dict:
+def training_alignments(prepared: Path, path: Path, symmetrisation: str, threads: int, aligner: str) -> dict:
     """FILE: the --symmetrisation of every prepared training pair (the module's docstring);
     returns what FILE.json records."""
     clock = Clock()
@@ -247,7 +280,8 @@ def training_alignments(prepared: Path, path: Path, symmetrisation: str, threads
     sources, targets = training_pairs(prepared, langs).values()
     clock.lap("read")
     with tempfile.TemporaryDirectory() as folder:
-        files = run_eflomal(sources, targets, [symmetrisation] if symmetrisation in DIRECTIONS else DIRECTIONS, Path(folder), clock)
+        directions = [symmetrisation] if symmetrisation in DIRECTIONS else DIRECTIONS
+        files = aligned(aligner, sources, targets, directions, Path(folder), clock)
         handles = {direction: open(file, encoding="utf-8") for direction, file in files.items()}
         try:
             links = {direction: parsed(handle, sources, targets, files[direction]) for direction, handle in handles.items()}
@@ -258,6 +292,7 @@ def training_alignments(prepared: Path, path: Path, symmetrisation: str, threads
     write_atomic(path, lines)
     clock.lap("write" if symmetrisation in DIRECTIONS else "symmetrise")
     return report(
+        aligner,
         clock,
         threads,
         training_pairs=len(lines),
@@ -273,7 +308,8 @@ def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prepared", type=Path, required=True, help="a folder prepare_data.py prepared with --scheme word (its --out)")
     parser.add_argument("--gold", type=Path, help="the alignment gold's folder (dev.e, dev.f): align it, with --out")
-    parser.add_argument("--out", type=Path, help="folder for the gold's eflomal.* (created)")
+    parser.add_argument("--aligner", choices=ALIGNERS, default="eflomal", help="the statistical aligner (default: eflomal)")
+    parser.add_argument("--out", type=Path, help="folder for the gold's ALIGNER.* (created)")
     parser.add_argument("--pairs", type=int, default=0, help="--gold: the first N training pairs beside the gold's (0: all)")
     parser.add_argument(
         "--training-alignments",
@@ -287,7 +323,7 @@ def arguments() -> argparse.Namespace:
         default="grow-diag-final-and",
         help="--training-alignments: the two directions' combination, or one direction alone",
     )
-    parser.add_argument("--threads", type=int, default=1, help="eflomal's OpenMP threads")
+    parser.add_argument("--threads", type=int, default=1, help="eflomal's OpenMP threads (fast_align runs on one)")
     args = parser.parse_args()
     if not (args.gold or args.training_alignments):
         parser.error("give --gold GOLD --out OUT (the gold's links), --training-alignments FILE (the training pairs'), or both")
@@ -295,23 +331,29 @@ def arguments() -> argparse.Namespace:
         parser.error("--gold and --out go together: the gold's links are written to OUT")
     if args.pairs < 0 or args.threads < 1:
         parser.error("--pairs must be 0 or more and --threads 1 or more")
+    if args.threads != 1 and not ALIGNERS[args.aligner].threaded:
+        parser.error(f"--threads is eflomal's: {args.aligner} runs on one thread")
     return args
 
 
 def main() -> None:
     args = arguments()
-    try:
-        version("eflomal")
-    except PackageNotFoundError:
-        sys.exit("statistical_alignments.py: error: eflomal is not installed: pip install '.[results]' (scripts/setup.sh installs it)")
+    package = ALIGNERS[args.aligner].package
+    if package:
+        try:
+            version(package)
+        except PackageNotFoundError:
+            sys.exit(
+                f"statistical_alignments.py: error: {package} is not installed: pip install '.[results]' (scripts/setup.sh installs it)"
+            )
     os.environ["OMP_NUM_THREADS"] = str(args.threads)  # read by each eflomal program started
     try:
         if args.gold:
-            entries = gold_alignments(args.prepared, args.gold, args.out, args.pairs, args.threads)
-            written(args.out / "eflomal.json", entries, f"the gold's links in {args.out}/eflomal.*")
+            entries = gold_alignments(args.prepared, args.gold, args.out, args.pairs, args.threads, args.aligner)
+            written(args.out / f"{args.aligner}.json", entries, f"the gold's links in {args.out}/{args.aligner}.*")
         if args.training_alignments:
             path = args.training_alignments
-            entries = training_alignments(args.prepared, path, args.symmetrisation, args.threads)
+            entries = training_alignments(args.prepared, path, args.symmetrisation, args.threads, args.aligner)
             written(path.with_name(path.name + ".json"), entries, f"their links in {path}")
     except DataError as error:
         sys.exit(f"statistical_alignments.py: error: {error}")
@@ -320,7 +362,7 @@ def main() -> None:
 def written(path: Path, entries: dict, what: str) -> None:
     """Write the report ``entries`` to ``path`` and say so."""
     path.write_text(json.dumps(entries, indent=1) + "\n")
-    print(f"| eflomal aligned {entries['training_pairs']:,} training pairs, {what} (seconds: {entries['seconds']})")
+    print(f"| {entries['aligner']} aligned {entries['training_pairs']:,} training pairs, {what} (seconds: {entries['seconds']})")
 
 
 if __name__ == "__main__":

@@ -268,3 +268,39 @@ def test_page_alignment_with_readme_rewrites_the_alignment_line_alone(tmp_path):
     done = run(*command, "--readme", str(other), "--out", str(tmp_path / "out2"), check=False)
     assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1 and "<!-- alignment:" in done.stderr
     assert other.read_text() == "# no results block\n" and not (tmp_path / "out2").exists()
+
+
+def test_fast_align_sits_beside_eflomal_in_the_rows_the_best_links_and_the_time_to_align(tmp_path):
+    work, out = tmp_path / "work", tmp_path / "out"
+    align = align_reports(work)
+    write(
+        align / "fast_align" / "fast_align.json",
+        {
+            "training_pairs": 624293,
+            "gold_pairs": 37,
+            "source": "en",
+            "target": "fr",
+            "aligner": "fast_align",
+            "threads": 1,
+            "seconds": {"read and normalise": 30.0, "align forward": 210.0, "align reverse": 215.0, "symmetrise": 20.0},
+        },
+    )
+    for name, value in {"forward": 0.205, "reverse": 0.169, "intersect": 0.146, "union": 0.214, "grow-diag-final-and": 0.172}.items():
+        write(align / f"fast_align.{name}" / "aer.json", scores({f"fast_align {name}": (0.8, 0.8, value)}))
+    head = work / "report" / "hansards.head"
+    write(head / "rnnsearch_small" / "aer.json", scores({"argmax": (0.5, 0.4, 0.47)}))
+    write(head / "rnnsearch_small.head_links" / "aer.json", scores({"argmax": (0.9, 0.85, 0.11)}))
+    page = published_page(work, out)
+    assert "| fast_align | intersect | 0.800 | 0.800 | 0.146 | 100 |" in page
+    assert page.index("| eflomal | grow-diag-final-and |") < page.index("| fast_align | forward |") < page.index("| RNNsearch En->Fr |")
+    assert "fast_align's model (tooling/fast_align.py, -d -o -v) aligned the 624,293 prepared training pairs" in page
+    assert "on 1 thread: 7.9 min of wall time" in page
+    best_links = page.split("Each aligner's best links on the gold", 1)[1].split("\n\n", 2)[1]
+    assert best_links.splitlines()[2:] == [
+        "| attention, the model without a head | argmax | 0.470 |",
+        "| head: eflomal's links | argmax | 0.110 |",
+        "| eflomal | intersect | 0.078 |",
+        "| fast_align's model | intersect | 0.146 |",
+    ]
+    # 475 s for 624,293 pairs, scaled to 100,000: 76 s
+    assert "| fast_align's model, both directions (its measured time, scaled to the pairs) | 1.3 |" in page

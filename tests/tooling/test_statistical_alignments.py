@@ -66,6 +66,10 @@ def test_the_golds_own_sentences_pass_through_unchanged_but_for_case():
 
 @pytest.fixture(scope="module")
 def hansards() -> dict[str, list[str]]:
+    return hansards_pairs()
+
+
+def hansards_pairs() -> dict[str, list[str]]:
     """{lang: the first 2,000 Hansards pairs of at least 3 words a side, Moses-tokenised}, as the
     word scheme writes word/train.{en,fr}."""
     sides = []
@@ -181,6 +185,7 @@ def test_bad_input_ends_in_one_line(problem, fragment, hansards, tmp_path, monke
         ((), "give --gold GOLD --out OUT"),
         (("--gold", GOLD), "--gold and --out go together"),
         (("--training-alignments", "a", "--threads", "0"), "--threads 1 or more"),
+        (("--training-alignments", "a", "--aligner", "fast_align", "--threads", "2"), "--threads is eflomal's"),
     ],
 )
 def test_options_say_what_to_give(options, fragment, tmp_path, monkeypatch, capsys):

@@ -68,6 +68,21 @@ def align_reports(work: Path) -> Path:
     return align
 
 
+def guided_report(work: Path, system: str, sacrebleu: float, **training_entries: float) -> None:
+    """Stage hansards-guided's evaluation: the unguided model (22.40 sacreBLEU) and SYSTEM, each 6,000 updates in 2.08 h."""
+    training = {"updates": 6000, "dev_nll": 2.1, "wall_hours": 2.08}
+    scores_of = {"sacrebleu": 22.4, "chrf": 50.0, "no_unk_sacrebleu": 30.0}
+    write(
+        work / "report" / "hansards.guided.test" / "report.json",
+        {
+            "split": "test",
+            "beam": 5,
+            "systems": {"rnnsearch_small": scores_of, system: {**scores_of, "sacrebleu": sacrebleu}},
+            "training": {"rnnsearch_small": training, system: {**training, **training_entries}},
+        },
+    )
+
+
 def published_page(work: Path, out: Path) -> str:
     """OUT/alignment.md as publish_results.py --page alignment writes it from WORK."""
     run(sys.executable, "tooling/publish_results.py", "--work", str(work), "--out", str(out), "--page", "alignment")
@@ -103,17 +118,7 @@ def test_guided_verdict_weighs_aer_against_eflomal_and_bleu_against_the_unguided
     work, out = tmp_path / "work", tmp_path / "out"
     align = align_reports(work)
     write(align / "rnnsearch.guided.en-fr" / "aer.json", scores({"argmax": (0.8, 0.8, 0.2), "threshold 0.3": (0.88, 0.85, 0.12)}))
-    training = {"updates": 6000, "dev_nll": 2.1, "wall_hours": 2.08}
-    system = {"sacrebleu": 22.4, "chrf": 50.0, "no_unk_sacrebleu": 30.0}
-    write(
-        work / "report" / "hansards.guided.test" / "report.json",
-        {
-            "split": "test",
-            "beam": 5,
-            "systems": {"rnnsearch_small": system, "rnnsearch_small_guided": {**system, "sacrebleu": 22.1}},
-            "training": {"rnnsearch_small": training, "rnnsearch_small_guided": {**training, "alignment_lambda": 2.0}},
-        },
-    )
+    guided_report(work, "rnnsearch_small_guided", 22.1, alignment_lambda=2.0)
     page = published_page(work, out)
     assert "| rnnsearch_small_guided | 22.10 | 50.00 | 30.00 | 6000 | 2.100 | 2.08 |" in page
     assert "the guided one with `--alignment-lambda 2` (docs/training.md)" in page
@@ -210,17 +215,7 @@ def test_joint_head_is_weighed_against_the_model_without_a_head_and_beside_the_h
     head = work / "report" / "hansards.head"
     write(head / "rnnsearch_small.head_links_full" / "aer.json", scores({"threshold 0.4": (0.85, 0.86, 0.15)}))
     write(head / "rnnsearch_small.head_joint" / "aer.json", scores({"argmax": (0.8, 0.8, 0.2), "threshold 0.4": (0.86, 0.83, 0.16)}))
-    system = {"sacrebleu": 22.4, "chrf": 50.0, "no_unk_sacrebleu": 30.0}
-    training = {"updates": 6000, "dev_nll": 2.1, "wall_hours": 2.08}
-    write(
-        work / "report" / "hansards.guided.test" / "report.json",
-        {
-            "split": "test",
-            "beam": 5,
-            "systems": {"rnnsearch_small": system, "rnnsearch_small.head_joint": {**system, "sacrebleu": 21.9}},
-            "training": {"rnnsearch_small": training, "rnnsearch_small.head_joint": training},
-        },
-    )
+    guided_report(work, "rnnsearch_small.head_joint", 21.9)
     for name, updates, wall in (("rnnsearch_small.head_links_full", 600, 900), ("rnnsearch_small.head_joint", 5400, 7500)):
         log = work / "checkpoints" / "hansards" / name / "train.log"
         log.parent.mkdir(parents=True)

@@ -104,11 +104,11 @@ def literal_objective(pairs: list[Pair], posteriors: list[list[list[float]]], te
 
 def random_corpus(seed: int, count: int = 30) -> tuple[list[Pair], dict]:
     """``count`` pairs of 1 to 7 words a side from small vocabularies (words repeat within a
-    sentence), and a random theta (not normalised: the E step needs none) for every pair of words
-    that co-occur, NULL included."""
+    sentence; a source word co-occurs with some of the 20 target words only), and a random theta
+    (not normalised: the E step needs none) for every pair of words that co-occur, NULL included."""
     rng = random.Random(seed)
     pairs = [
-        ([f"s{rng.randrange(8)}" for _ in range(rng.randint(1, 7))], [f"t{rng.randrange(9)}" for _ in range(rng.randint(1, 7))])
+        ([f"s{rng.randrange(8)}" for _ in range(rng.randint(1, 7))], [f"t{rng.randrange(20)}" for _ in range(rng.randint(1, 7))])
         for _ in range(count)
     ]
     theta: dict = {}

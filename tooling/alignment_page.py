@@ -196,8 +196,8 @@ def head_findings(heads: dict[str, list[list[Any]]], eflomal: list[list[Any]]) -
     return [text, ""]
 
 
-def head_lines(work: Path, eflomal_rows: list[list[Any]]) -> tuple[list[str], list[str]]:
-    """The alignment head's section (stage hansards-head) and its verdicts."""
+def head_lines(work: Path, eflomal_rows: list[list[Any]], fast_rows: list[list[Any]]) -> tuple[list[str], list[str]]:
+    """The alignment head's section (stage hansards-head) and its verdicts, beside eflomal's and fast_align's rows."""
     folder = work / "report" / HEAD
     if not folder.is_dir():
         return ["## The alignment head", "", "Not run yet (stage hansards-head)."], ["Not run yet: stage hansards-head."]
@@ -243,7 +243,7 @@ def head_lines(work: Path, eflomal_rows: list[list[Any]]) -> tuple[list[str], li
         "",
         "Each aligner's best links on the gold (chosen on these sentences), on the same training pairs:",
         "",
-        *markdown_table(["aligner", "links", "AER"], best_rows(work, attention, heads, eflomal_rows)),
+        *markdown_table(["aligner", "links", "AER"], best_rows([attention, *heads.values(), eflomal_rows, fast_rows])),
         "",
         *head_findings(heads, eflomal_rows),
         f"Time to align {PAIRS_TO_TIME:,} pairs, in minutes on one thread (rnnsearch-align at its rate on the 3,000 Hansards test pairs):",
@@ -271,11 +271,10 @@ def head_lines(work: Path, eflomal_rows: list[list[Any]]) -> tuple[list[str], li
     return lines, verdicts + joint_verdicts(work, heads)
 
 
-def best_rows(work: Path, attention: list[list[Any]], heads: dict[str, list[list[Any]]], eflomal: list[list[Any]]) -> list[list[Any]]:
-    """Each aligner's best row (aligner, links, AER): the attention, each head, eflomal and fast_align's model."""
-    fast, _ = statistical_lines(work / "report" / ALIGN, "fast_align")
-    rows = [best(attention), *(best(rows) for rows in heads.values()), best(eflomal), best(fast)]
-    return [[STATISTICAL.get(row[0], row[0]), row[1], row[4]] for row in rows if row is not None]
+def best_rows(aligners: list[list[list[Any]]]) -> list[list[Any]]:
+    """Each aligner's best row (aligner, links, AER), of the rows of each; none for an aligner not run."""
+    found = [best(rows) for rows in aligners if rows]
+    return [[STATISTICAL.get(row[0], row[0]), row[1], row[4]] for row in found]
 
 
 def head_reports(work: Path) -> tuple[list[list[Any]], dict[str, list[list[Any]]]]:
@@ -362,7 +361,7 @@ def alignment_page(work: Path) -> list[str] | None:
     speed, seconds = speed_lines(align)
     tables = sorted(align.glob("*/aer.md"))
     guided_section, guided_verdicts = guided_lines(work, best(guided), best(eflomal))
-    head_section, head_verdicts = head_lines(work, eflomal)
+    head_section, head_verdicts = head_lines(work, eflomal, fast)
     verdicts = []
     if search:
         row = best(search)

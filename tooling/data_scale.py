@@ -81,10 +81,10 @@ def synthetic_corpus(hansards: Path, pairs: int, folder: Path) -> Path:
 
 
 def tree_memory_kb(pid: int) -> int:
-    """The resident memory of ``pid`` and its descendants, in kB (/proc/PID/statm: cheap enough to read
-    ten times a second without slowing what is measured). A forked worker's pages shared with its
-    parent count in both: an over-estimate where there are workers."""
-    return resident_kb(pid) + sum(tree_memory_kb(child) for child in children(pid))
+    """The resident memory of ``pid`` and its descendants, in kB, each page counted once: ``pid``'s
+    resident memory (/proc/PID/statm) and what each descendant holds alone (its private pages,
+    /proc/PID/smaps_rollup), not the pages it shares with its parent (a forked worker's, the libraries)."""
+    return resident_kb(pid) + sum(private_kb(child) for child in descendants(pid))
 
 
 def resident_kb(pid: int) -> int:
@@ -92,6 +92,18 @@ def resident_kb(pid: int) -> int:
         return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_KB
     except OSError:
         return 0  # the process ended meanwhile
+
+
+def private_kb(pid: int) -> int:
+    try:
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+    except OSError:
+        return 0
+    return sum(int(line.split()[1]) for line in rollup if line.startswith(("Private_Clean:", "Private_Dirty:")))
+
+
+def descendants(pid: int) -> list[int]:
+    return [grandchild for child in children(pid) for grandchild in (child, *descendants(child))]
 
 
 def children(pid: int) -> list[int]:
@@ -160,7 +172,7 @@ def table(record: dict[str, Any]) -> list[str]:
         "",
         f"{record['machine']}, {record['date']}; `prepare_data.py text {SCHEMES[record['scheme']]}` on synthetic Hansards "
         "corpora (tooling/data_scale.py). Per stage: the peak resident memory of the whole process tree (sampled ten "
-        "times a second; a forked worker's pages shared with its parent count twice), and pairs per second.",
+        "times a second; a page its processes share, a forked worker's with its parent, counted once), and pairs per second.",
         "",
         "| code | pairs | stage | seconds | pairs/s | peak MB |",
         "| --- | ---: | --- | ---: | ---: | ---: |",

@@ -2,7 +2,8 @@
 the same bytes as fairseq-preprocess writes from the same files (tests/data/test_binarise.py runs both).
 Memory holds a language's dictionary and 4 bytes per sentence, whatever the corpus's size.
 
-Per language, as fairseq-preprocess does it:
+Per language (``binarise_language``; the pipeline runs the two languages in two processes where it
+has the cores), as fairseq-preprocess does it:
 - the dictionary (``dict.{lang}.txt``) counts the training text's tokens, split at white space, in
   fairseq's ``Dictionary``, finalised the same way: most frequent first, ties in code-point order,
   the ``nwords`` most frequent (a shortlist) or all padded to a multiple of ``padding_factor``;
@@ -77,6 +78,14 @@ def binarise(text: Path, words: Dictionary, prefix: Path) -> Counts:
     counts.unknown -= counts.sentences  # the </s> of each sentence is a special symbol
     write_index(Path(f"{prefix}.idx"), sizes, dtype)
     return counts
+
+
+def binarise_language(text: Path, lang: str, splits: list[str], out: Path, pair: str, shortlist: int) -> dict[str, Counts]:
+    """``out``/dict.{lang}.txt of ``text``/train.{lang} (a ``shortlist`` of words, else all) and each
+    split's ``out``/{split}.{pair}.{lang}.bin and .idx, from ``text``/{split}.{lang}."""
+    words = dictionary(text / f"train.{lang}", shortlist + 4 if shortlist else 0, 1 if shortlist else 8)
+    words.save(str(out / f"dict.{lang}.txt"))
+    return {split: binarise(text / f"{split}.{lang}", words, out / f"{split}.{pair}.{lang}") for split in splits}
 
 
 def write_indices(indices: array, dtype: type, nspecial: int, data: IO[bytes]) -> int:

@@ -15,12 +15,15 @@ leaves nothing that a rerun mistakes for finished output.
 """
 
 import json
+import multiprocessing
 import os
 import shutil
 import tempfile
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack, contextmanager
+from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import IO, Any, Optional
@@ -28,7 +31,7 @@ from typing import IO, Any, Optional
 from fairseq.data import Dictionary
 
 from .alignments import binarised_entry, binarize_alignments, checked_alignments
-from .binarise import binarise, dictionary
+from .binarise import binarise_language
 from .commands import console_script
 from .corpora import CORPORA, Splits
 from .languages import DEFAULT_PAIR
@@ -101,9 +104,9 @@ def raw_text(out: Path, split: str, lang: str) -> TextFile:
 
 
 def encode(scheme: Scheme, out: Path, splits: list[str], langs: tuple[str, str], max_len: int) -> None:
-    """OUT/{scheme}/{split}.{lang}; training pairs longer than ``max_len`` tokens are dropped. Each
-    language is encoded in turn into a temporary file (so that the scheme's workers are the only
-    ones running), then the two are paired, filtered and renamed into place together."""
+    """OUT/{scheme}/{split}.{lang}, each language encoded in turn (so that the scheme's workers are
+    the only ones running), and both files renamed into place together; training pairs longer than
+    ``max_len`` tokens are dropped (``length_filtered``)."""
     folder = out / scheme.name
     folder.mkdir(parents=True, exist_ok=True)
     train = {lang: raw_text(out, "train", lang) for lang in langs}
@@ -113,14 +116,24 @@ def encode(scheme: Scheme, out: Path, splits: list[str], langs: tuple[str, str],
         if all((folder / f"{split}.{lang}").exists() for lang in langs):
             continue
         print(f"| encoding {split} ({scheme.name})", flush=True)
-        with ExitStack() as stack:
-            sides = [stack.enter_context(encoded_side(scheme, raw_text(out, split, lang), lang, folder)) for lang in langs]
-            limit = max_len if split == "train" else 0
-            names = (f"{folder / split}.{langs[0]} (encoded)", f"{folder / split}.{langs[1]} (encoded)")
-            with AtomicFiles([folder / f"{split}.{lang}" for lang in langs]) as files:
-                for pair in ParallelText(names, (lines_of(sides[0], names[0]), lines_of(sides[1], names[1]))):
-                    if not limit or max(len(side.split()) for side in pair) <= limit:
-                        files.write(pair)
+        with AtomicFiles([folder / f"{split}.{lang}" for lang in langs]) as files:
+            if split == "train" and max_len:
+                for pair in length_filtered(scheme, out, langs, folder, max_len):
+                    files.write(pair)
+            else:  # an encoded line is never more than one: the files end line-aligned
+                for column, lang in enumerate(langs):
+                    files.write_column(column, scheme.encode(raw_text(out, split, lang), lang))
+
+
+def length_filtered(scheme: Scheme, out: Path, langs: tuple[str, str], folder: Path, max_len: int) -> Iterator[tuple[str, str]]:
+    """The training pairs encoded, each language into a temporary file, then paired: those of at
+    most ``max_len`` tokens on each side."""
+    with ExitStack() as stack:
+        sides = [stack.enter_context(encoded_side(scheme, raw_text(out, "train", lang), lang, folder)) for lang in langs]
+        names = (f"{folder}/train.{langs[0]} (encoded)", f"{folder}/train.{langs[1]} (encoded)")
+        for pair in ParallelText(names, (lines_of(sides[0], names[0]), lines_of(sides[1], names[1]))):
+            if max(len(side.split()) for side in pair) <= max_len:
+                yield pair
 
 
 @contextmanager
@@ -139,32 +152,44 @@ def preprocess_command(langs: tuple[str, str], workers: int) -> list[str]:
     return [console_script("fairseq-preprocess"), "--source-lang", langs[0], "--target-lang", langs[1], "--workers", str(workers)]
 
 
-def binarize(out: Path, scheme: str, splits: list[str], langs: tuple[str, str], shortlist: int) -> dict[str, dict[str, dict[str, int]]]:
+def binarize(
+    out: Path, scheme: str, splits: list[str], langs: tuple[str, str], shortlist: int, workers: int
+) -> dict[str, dict[str, dict[str, int]]]:
     """OUT/bin (``binarise.py``), written into OUT/bin.part and renamed when complete, with
     ``binarised.json``: the tokens per split and language, and how many are <unk>; a shortlist keeps
-    the N most frequent words per language."""
+    the N most frequent words per language. The languages are binarised in a process each where
+    ``workers`` allows (forked, so that nothing is imported again)."""
     bin_dir, part = out / "bin", out / "bin.part"
     counts_path = bin_dir / "binarised.json"
     if counts_path.exists():
         return json.loads(counts_path.read_text())
     shutil.rmtree(part, ignore_errors=True)
     part.mkdir()
+    binarised = [name for name in splits if name in ("train", "valid") or name.startswith("test")]
+    processes = min(workers, len(langs))
+    print(f"| binarising {scheme}/{{{','.join(binarised)}}}.{{{','.join(langs)}}} in {processes} process(es)", flush=True)
+    pair = f"{langs[0]}-{langs[1]}"
+    language = partial(binarise_language, out / scheme, splits=binarised, out=part, pair=pair, shortlist=shortlist)
     counts: dict[str, dict[str, dict[str, int]]] = {}
-    for lang in langs:
-        print(f"| binarising {lang}: the dictionary of {scheme}/train.{lang}", flush=True)
-        words = dictionary(out / scheme / f"train.{lang}", shortlist + 4 if shortlist else 0, 1 if shortlist else 8)
-        words.save(str(part / f"dict.{lang}.txt"))
-        for split in (name for name in splits if name in ("train", "valid") or name.startswith("test")):
-            binarised = binarise(out / scheme / f"{split}.{lang}", words, part / f"{split}.{langs[0]}-{langs[1]}.{lang}")
+    for lang, written in zip(langs, each_language(language, langs, processes)):
+        for split, figures in written.items():
             print(
-                f"| binarised {split}.{lang}: {binarised.sentences:,} sentences, {binarised.tokens:,} tokens, {binarised.unknown:,} <unk>",
+                f"| binarised {split}.{lang}: {figures.sentences:,} sentences, {figures.tokens:,} tokens, {figures.unknown:,} <unk>",
                 flush=True,
             )
-            counts.setdefault(split, {})[lang] = {"tokens": binarised.tokens, "unk": binarised.unknown}
+            counts.setdefault(split, {})[lang] = {"tokens": figures.tokens, "unk": figures.unknown}
     write_atomic(part / counts_path.name, [json.dumps(counts, indent=2)])
     shutil.rmtree(bin_dir, ignore_errors=True)
     os.replace(part, bin_dir)
     return counts
+
+
+def each_language(function: Callable[[str], Any], langs: tuple[str, str], processes: int) -> list[Any]:
+    """``function`` of each language, in ``processes`` forked processes (more than one), else in turn here."""
+    if processes < 2:
+        return [function(lang) for lang in langs]
+    with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(function, langs))
 
 
 def preprocess_equivalent(out: Path, scheme: str, splits: list[str], langs: tuple[str, str], shortlist: int, workers: int) -> list[str]:
@@ -220,7 +245,7 @@ def prepare(
     splits = list(report["pairs"])
     try:
         encode(scheme, out, splits, langs, max_len)
-        unknown = binarize(out, scheme.name, splits, langs, shortlist)
+        unknown = binarize(out, scheme.name, splits, langs, shortlist, workers)
     except OSError as error:  # a full disk under the encoded sides' temporary files or OUT/bin.part
         raise out_of_space(out, error) from None
     source, target = langs

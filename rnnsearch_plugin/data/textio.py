@@ -161,6 +161,10 @@ class AtomicFiles:
         for handle, line in zip(self.handles, row):
             handle.write(line + "\n")
 
+    def write_column(self, column: int, lines: Iterable[str]) -> None:
+        """Every line of one file, the ``column``-th (the files must end with as many lines)."""
+        self.handles[column].writelines(line + "\n" for line in lines)
+
     def __exit__(self, kind: object, error: object, trace: object) -> None:
         try:
             for handle in self.handles:

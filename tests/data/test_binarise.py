@@ -32,17 +32,18 @@ def corpus(out: Path, types: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("types", "shortlist"),
-    [(70_000, 0), (300, 25)],  # more than 65,500 types: 4-byte indices; a shortlist without padding
+    ("types", "shortlist", "workers"),
+    [(70_000, 0, 2), (300, 25, 1)],  # more than 65,500 types: 4-byte indices; a shortlist without padding
 )
-def test_the_same_files_as_fairseq_preprocess(tmp_path, monkeypatch, types, shortlist):
-    """Also when written a few indices at a time; the <unk> counted are the words outside the dictionary file."""
+def test_the_same_files_as_fairseq_preprocess(tmp_path, monkeypatch, types, shortlist, workers):
+    """Also when written a few indices at a time, the languages in a process each or in turn; the <unk>
+    counted are the words outside the dictionary file."""
     corpus(tmp_path, types)
     command = preprocess_equivalent(tmp_path, "word", SPLITS, LANGS, shortlist, workers=2)
     run(*command)  # fairseq-preprocess writes OUT/bin
     (tmp_path / "bin").rename(tmp_path / "fairseq")
     monkeypatch.setattr(binarise, "FLUSH", 7)
-    counts = binarize(tmp_path, "word", SPLITS, LANGS, shortlist)
+    counts = binarize(tmp_path, "word", SPLITS, LANGS, shortlist, workers)
     written = sorted(path.name for path in (tmp_path / "fairseq").iterdir() if path.suffix in (".bin", ".idx", ".txt"))
     assert len(written) == len(SPLITS) * 2 * 2 + 2
     for name in written:
@@ -56,14 +57,14 @@ def test_the_same_files_as_fairseq_preprocess(tmp_path, monkeypatch, types, shor
             assert counts[split][lang] == {"tokens": len(tokens), "unk": sum(word not in words for word in tokens)}
 
 
-def test_a_full_disk_while_binarising_is_one_line_and_leaves_no_binarized_data(tmp_path, monkeypatch):
-    """The disk fills up half-way through the training split's indices: one line naming the folder and
-    what to do, and no OUT/bin (the part written stays OUT/bin.part, which a rerun replaces)."""
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_full_disk_while_binarising_is_one_line_and_leaves_no_binarized_data(tmp_path, monkeypatch, workers):
+    """The disk fills up half-way through the training split's indices, in this process or in a
+    language's own: one line naming the folder and what to do, and no OUT/bin (the part written
+    stays OUT/bin.part, which a rerun replaces)."""
     corpus(tmp_path / "text", 300)
-    writes = []
 
     def full(*arguments):
-        writes.append(arguments)
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(binarise, "write_indices", full)
@@ -71,5 +72,5 @@ def test_a_full_disk_while_binarising_is_one_line_and_leaves_no_binarized_data(t
     with pytest.raises(
         DataError, match=rf"^cannot write into {out} \(No space left on device\): free some space there, or give another --out$"
     ):
-        prepare("text", WordScheme(workers=1), out, train=str(tmp_path / "text" / "word" / "train"), held_out=20)
-    assert writes and not (out / "bin").exists() and not (out / "manifest.json").exists()
+        prepare("text", WordScheme(workers=1), out, train=str(tmp_path / "text" / "word" / "train"), held_out=20, workers=workers)
+    assert (out / "bin.part").exists() and not (out / "bin").exists() and not (out / "manifest.json").exists()

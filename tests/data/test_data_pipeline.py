@@ -361,7 +361,7 @@ def run_and_kill(command: list[str], marker: str) -> None:
     assert process.returncode == -signal.SIGKILL, f"{marker!r} never printed"
 
 
-@pytest.mark.parametrize("marker", ["| encoding train", "| binarised train.en"])
+@pytest.mark.parametrize("marker", ["| encoding train", "| binarising"])
 def test_a_killed_run_leaves_nothing_finished_looking_and_a_rerun_completes_it(tmp_path, local_dirs, marker):
     command = [
         sys.executable,

@@ -25,7 +25,7 @@ import numpy as np
 from fairseq.data import Dictionary
 from fairseq.data.indexed_dataset import MMapIndexedDataset, _dtype_header_code, best_fitting_int_dtype
 
-FLUSH = 1 << 20  # token indices held before they are written
+FLUSH = 1 << 16  # token indices held before they are written, and sentences whose offsets are computed at a time
 TYPECODES = {np.uint16: "H", np.uint32: "I", np.int64: "q"}  # best_fitting_int_dtype's types as array's
 
 

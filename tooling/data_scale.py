@@ -199,7 +199,7 @@ def extrapolated(code: str, runs: dict[str, dict[str, dict[str, float]]], cores:
     large = {size: stages for size, stages in runs.items() if int(size) >= SAMPLED}
     seconds, memory = stage_fits(runs, "seconds"), stage_fits(large if len(large) >= 2 else runs, "peak_mb")
     lines = [
-        f"**{code}**: time {sum(fit[0] for fit in seconds.values()):,.0f} s + "
+        f"**{code}**: time {round(sum(fit[0] for fit in seconds.values())):,} s + "
         f"{sum(fit[1] for fit in seconds.values()) * 1e6:,.0f} s per million pairs on {cores} cores; the peak memory "
         f"{', '.join(f'{stage} {fit[0]:,.0f} MB + {fit[1] * 1e6:,.1f} MB' for stage, fit in memory.items())} per million pairs. "
         "Extrapolated:",

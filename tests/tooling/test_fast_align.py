@@ -177,19 +177,20 @@ def test_each_target_words_posteriors_sum_to_one_null_included(block_sizes):
     assert sorted(seen) == list(range(len(pairs) - 2))  # every pair with words on both sides, once
 
 
-def test_the_tension_steps_raise_the_expected_log_likelihood(block_sizes):
+@pytest.mark.parametrize("step", [fast_align.SETTINGS.tension_step, 1e4], ids=["fast_align's step", "a step too long, halved"])
+def test_the_tension_steps_raise_the_expected_log_likelihood(step, block_sizes):
     pairs, theta = random_corpus(4, count=40)
     data, theta_array = model_corpus(pairs, theta)
     start = fast_align.SETTINGS.tension
     found = fast_align.expectations(data, theta_array, start, P0)
-    tension = fast_align.optimised_tension(found.shapes, start)
+    tension = fast_align.optimised_tension(found.shapes, start, dataclasses.replace(fast_align.SETTINGS, tension_step=step))
     posteriors, _ = literal_posteriors(pairs, theta, start)  # the E step's, held fixed
     before, gradient = literal_objective(pairs, posteriors, start)
     after, _ = literal_objective(pairs, posteriors, tension)
     assert after > before and np.sign(tension - start) == np.sign(gradient) != 0
-    step = 1e-5  # the literal gradient is the literal objective's derivative
-    above, below = (literal_objective(pairs, posteriors, start + sign * step)[0] for sign in (1, -1))
-    assert gradient == pytest.approx((above - below) / (2 * step), rel=1e-6)
+    epsilon = 1e-5  # the literal gradient is the literal objective's derivative
+    above, below = (literal_objective(pairs, posteriors, start + sign * epsilon)[0] for sign in (1, -1))
+    assert gradient == pytest.approx((above - below) / (2 * epsilon), rel=1e-6)
 
 
 def test_viterbi_links_each_target_word_to_its_literal_argmax(block_sizes):

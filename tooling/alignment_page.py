@@ -1,5 +1,5 @@
 """OUT/alignment.md: the model as an aligner beside a statistical one, from what the
-stages hansards-align and hansards-guided of tooling/reproduce_results.sh wrote into WORK/report:
+stage hansards-alignment of tooling/reproduce_results.sh wrote into WORK/report:
 
     hansards.align/ALIGNER/ALIGNER.json     eflomal's and fast_align's pairs, settings and wall time per step
     hansards.align/ALIGNER.NAME/aer.json    their links on the gold, each direction and symmetrised
@@ -9,9 +9,8 @@ stages hansards-align and hansards-guided of tooling/reproduce_results.sh wrote 
     hansards.align/rnnsearch.guided.en-fr/aer.json, hansards.guided.test/report.json
                                             the guided model's links, and its BLEU and the model trained
                                             jointly with a head beside the unguided one's
-    hansards.head/NAME/aer.json             stage hansards-head: the attention of the model the heads were
-                                            added to (rnnsearch_small) and each head's links (the joint
-                                            head's: stage hansards-guided)
+    hansards.head/NAME/aer.json             the attention of the model the heads were added to
+                                            (rnnsearch_small) and each head's links, the joint head's too
     hansards.head/align_load.NAME.json      rnnsearch-align on the test pairs with the head and with the attention
     hansards.head.test/report.json          the model's BLEU without and with a head
 
@@ -32,7 +31,7 @@ from rnnsearch_plugin.data.word_links import SYMMETRISATION
 
 ALIGN, GUIDED_REPORT, HEAD, HEAD_REPORT = "hansards.align", "hansards.guided.test", "hansards.head", "hansards.head.test"
 FOLDERS = (ALIGN, GUIDED_REPORT, HEAD, HEAD_REPORT)  # the report folders the page publishes
-HEADS = {  # stage hansards-head's reports (hansards.head/NAME): what the head was trained toward, with what context, and
+HEADS = {  # the heads' reports (hansards.head/NAME): what the head was trained toward, with what context, and
     # its training (WORK/checkpoints/CORPUS/MODEL; None: the rows of two heads' links symmetrised, no training of their own)
     "rnnsearch_small.head_links": ("eflomal's links", "hansards/rnnsearch_small.head_links"),
     "rnnsearch_small.head_own": ("its own objective, no links", "hansards/rnnsearch_small.head_own"),
@@ -52,8 +51,9 @@ STATISTICAL = {"eflomal": "eflomal", "fast_align": "fast_align's model"}  # stat
 SEARCH, GUIDED = "rnnsearch_small", "rnnsearch_small_guided"
 AER_TARGET, GUIDED_GAP, BLEU_COST, SECONDS_TARGET = 0.35, 0.05, 0.5, 300
 REGENERATE = (
-    "Regenerate: `bash tooling/reproduce_results.sh hansards-align hansards-guided hansards-head` (after the stages hansards and "
-    "hansards-fr-en, whose models it reads), then this page with "
+    "Regenerate: `bash tooling/reproduce_results.sh prepare hansards-alignment` (it reads the models of the stages "
+    "hansards and hansards-fr-en where they ran, else trains them; HANSARDS_MINUTES and HEAD_MINUTES set its budgets), "
+    "then this page with "
     "`python tooling/publish_results.py --work work/results --out docs/results --page alignment`."
 )
 
@@ -106,7 +106,7 @@ def speed_lines(align: Path) -> tuple[list[str], float | None]:
     """The table of rnnsearch-align on the test pairs, and its seconds for all of them (None: not run)."""
     report = read_json(align / "align_load.test.json")
     if report is None:
-        return ["rnnsearch-align on the test pairs: not run yet (stage hansards-align)."], None
+        return ["rnnsearch-align on the test pairs: not run yet (stage hansards-alignment)."], None
     env, row = report["environment"], report["rows"][-1]
     return [
         f"rnnsearch-align on the Hansards test pairs, directions: {report['directions']}; {env['device']}, "
@@ -136,7 +136,7 @@ def guided_lines(work: Path, guided_best: list[Any] | None, eflomal_best: list[A
     """The guided model's BLEU beside the unguided one's, and the guided target's verdict."""
     report = read_json(work / "report" / GUIDED_REPORT / "report.json")
     if report is None or guided_best is None:
-        return ["Guided alignment: not run yet (stage hansards-guided)."], ["Not run yet: stage hansards-guided."]
+        return ["Guided alignment: not run yet (stage hansards-alignment)."], ["Not run yet: guided alignment (stage hansards-alignment)."]
     systems = report["systems"]
     rows = [system_row(report, name) for name in systems]
     lines = [
@@ -197,10 +197,11 @@ def head_findings(heads: dict[str, list[list[Any]]], eflomal: list[list[Any]]) -
 
 
 def head_lines(work: Path, eflomal_rows: list[list[Any]], fast_rows: list[list[Any]]) -> tuple[list[str], list[str]]:
-    """The alignment head's section (stage hansards-head) and its verdicts, beside eflomal's and fast_align's rows."""
+    """The alignment head's section and its verdicts, beside eflomal's and fast_align's rows."""
     folder = work / "report" / HEAD
     if not folder.is_dir():
-        return ["## The alignment head", "", "Not run yet (stage hansards-head)."], ["Not run yet: stage hansards-head."]
+        pending = "Not run yet: the alignment head (stage hansards-alignment)."
+        return ["## The alignment head", "", "Not run yet (stage hansards-alignment)."], [pending]
     attention, heads = head_reports(work)
     found = [row for rows in heads.values() for row in rows]
     training = [
@@ -220,18 +221,18 @@ def head_lines(work: Path, eflomal_rows: list[list[Any]], fast_rows: list[list[A
         minutes[f"{name}, both directions (its measured time, scaled to the pairs)"] = scaled_minutes(report, PAIRS_TO_TIME)
     timing = [[label, MISSING if value is None else f"{value:.1f}"] for label, value in minutes.items()]
     report = read_json(work / "report" / HEAD_REPORT / "report.json")
+    alone = "; ".join(trained for name, (trained, run) in HEADS.items() if run and name != JOINT)
     lines = [
         "## The alignment head",
         "",
-        "`--alignment-head` (models/alignment_head.py, not the paper's) added to the unguided RNNsearch-50 En->Fr of the "
-        "hansards stage's recipe (its training in the first row: its own run, which may be another than the tables above "
-        "score) and trained alone (`--train-alignment-head-only`: every other parameter frozen, so the model translates as "
-        f"before), each toward one of: {'; '.join(trained for name, (trained, run) in HEADS.items() if run and name != JOINT)}; "
-        "and the full-context head trained jointly with the translation from the start, toward the same links (stage "
-        "hansards-guided: `--alignment-head --alignment-head-context full --load-alignments --alignment-lambda 1`, the "
+        "`--alignment-head` (models/alignment_head.py, not the paper's) added to the unguided RNNsearch-50 En->Fr "
+        "(its training in the first row) and trained alone (`--train-alignment-head-only`: every other parameter "
+        f"frozen, so the model translates as before), each toward one of: {alone}; "
+        "and the full-context head trained jointly with the translation from the start, toward the same links "
+        "(`--alignment-head --alignment-head-context full --load-alignments --alignment-lambda 1`, the "
         "model's own training, its translation its own). A head's links are a_ij, "
         "the posterior of where to look once the emitted word is known. The Fr->En head is added to RNNsearch-50 Fr->En "
-        "(stage hansards-fr-en) and trained as the En->Fr one, toward eflomal's links of the Fr->En training pairs; "
+        "and trained as the En->Fr one, toward eflomal's links of the Fr->En training pairs; "
         "the two full-context heads' links symmetrised are scored as the attention's are (each direction's argmax or "
         "threshold links, then intersect, union or grow-diag-final-and). Each one's training on one thread, the model's own:",
         "",
@@ -305,7 +306,7 @@ def readme_line(work: Path) -> str:
     eflomal, _ = statistical_lines(work / "report" / ALIGN)
     line = head_aer_verdict(attention, [row for rows in heads.values() for row in rows], best(eflomal))
     if line is None:
-        return "Not run yet: the alignment head on the Hansards gold (stages hansards-align, hansards-guided, hansards-head)."
+        return "Not run yet: the alignment head on the Hansards gold (stage hansards-alignment)."
     return f"{line} docs/results/alignment.md has every aligner's links, BLEU with and without a head, and the time to align."
 
 
@@ -347,7 +348,7 @@ def models_line(work: Path) -> str:
 
 
 def alignment_page(work: Path) -> list[str] | None:
-    """OUT/alignment.md's lines, None when WORK holds no report of the stage hansards-align."""
+    """OUT/alignment.md's lines, None when WORK holds no report of the stage hansards-alignment."""
     align = work / "report" / ALIGN
     if not align.is_dir():
         return None

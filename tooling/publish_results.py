@@ -7,14 +7,13 @@ heatmaps, AER), and the results block of the top README:
     python tooling/publish_results.py --work work/results --out docs/results --page directions
     python tooling/publish_results.py --work work/results --out docs/results --page alignment [--readme README.md]
 
---page alignment writes OUT/alignment.md (tooling/alignment_page.py: the stages hansards-align,
-hansards-guided and hansards-head) the same way, and with --readme only the alignment line of the
-README's results block (between its ALIGNMENT_BEGIN and ALIGNMENT_END markers), which the full
-publish writes too. A corpus whose stages have not run yet is left out of the page and named as pending. --page
-directions writes only directions.md and its report folders and adds its link to README.md, leaving
-the rest as published: for a WORK that holds only the stages multi30k-directions and hansards-fr-en,
-whose En->Fr Hansards report and machine are then the published ones (OUT/hansards.test, README.md's
-machine table). The
+--page alignment writes OUT/alignment.md (tooling/alignment_page.py: the stage hansards-alignment)
+the same way, and with --readme only the alignment line of the README's results block (between its
+ALIGNMENT_BEGIN and ALIGNMENT_END markers), which the full publish writes too. A corpus whose stages
+have not run yet is left out of the page and named as pending. --page directions writes only
+directions.md and its report folders and adds its link to README.md, leaving the rest as published:
+for a WORK that holds only the stages multi30k-directions and hansards-fr-en, whose En->Fr Hansards
+report and machine are then the published ones (OUT/hansards.test, README.md's machine table). The
 options of each system are read from its checkpoint, its training figures and precision from its
 training log (both in report.json, written by rnnsearch-evaluate); the pair of each corpus from its
 prepared folder; the processor of each stage from WORK/machines.tsv, else from what OUT published
@@ -720,7 +719,7 @@ def replace_block(text: str, block: list[str], begin: str = README_BEGIN, end: s
 
 PAGES = {  # --page: its publisher, and the stages whose reports it needs
     "directions": (publish_directions, "multi30k-directions or hansards-fr-en"),
-    "alignment": (publish_alignment, "hansards-align"),
+    "alignment": (publish_alignment, "hansards-alignment"),
 }
 
 

@@ -27,20 +27,15 @@
 #                      test_2016 and test_2017
 #   hansards-fr-en     RNNsearch-50 Fr->En at the paper's word level, as the hansards stage trains
 #                      it En->Fr (HANSARDS_OPTIONS, HANSARDS_MINUTES), evaluated like it, heatmaps
-#   hansards-align     the model as an aligner: AER, precision and recall on the gold of
-#                      eflomal and fast_align's model (each direction, symmetrised) and RNNsearch
-#                      (each direction, argmax, threshold, symmetrised), with wall times;
-#                      rnnsearch-align on the test set
-#   hansards-guided    RNNsearch-50 En->Fr trained with eflomal's links as guidance (not the
-#                      paper's) beside the unguided one, then one with an alignment head trained
-#                      jointly toward the links, HANSARDS_MINUTES each, all evaluated for BLEU, the
-#                      guided one's and the joint head's links for AER
-#   hansards-head      the alignment head (not the paper's) added to the hansards stage's RNNsearch-50 and
-#                      trained alone, its translation frozen, HEAD_MINUTES each (default 20), one after another:
-#                      toward eflomal's links (causal, then full context), by its own objective, full context
-#                      on the Fr->En model too (both directions' heads symmetrised), and toward the links for
-#                      three times as long; each one's links scored on the gold, rnnsearch-align timed with
-#                      the head on the test pairs
+#   hansards-alignment the model as a word aligner (not the paper's), in one session on both cores:
+#                      eflomal's and fast_align's links, RNNsearch-50's attention (each direction,
+#                      argmax, threshold, symmetrised), RNNsearch-50 En->Fr trained toward eflomal's
+#                      links (guided alignment) and with an alignment head trained jointly
+#                      (HANSARDS_MINUTES each), and alignment heads added to the finished models and
+#                      trained alone, their translation frozen (HEAD_MINUTES each, default 20), all
+#                      scored on the gold, with BLEU and rnnsearch-align's time; it trains
+#                      RNNsearch-50 in each direction as the hansards and hansards-fr-en stages do
+#                      where they have not
 #   publish            docs/results from WORK/report (tooling/publish_results.py)
 # Every model trains on one thread pinned to one core, two at a time (one per core), with the
 # quickstart's recipe (configs/quickstart.yaml: rnnsearch_small, Adam at a fixed rate, clipping,
@@ -56,7 +51,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STAGES=(prepare hansards hansards-evaluate multi30k-dropout multi30k-rate multi30k-seeds multi30k-pair multi30k-evaluate
-        multi30k-directions hansards-fr-en hansards-align hansards-guided hansards-head publish)
+        multi30k-directions hansards-fr-en hansards-alignment publish)
 for stage in "$@"; do
   [[ " ${STAGES[*]} " == *" $stage "* ]] || { echo "reproduce_results.sh: error: unknown stage '$stage' (stages: ${STAGES[*]})" >&2; exit 2; }
 done
@@ -132,7 +127,7 @@ train() {
   local run=(optimization.max_update=null common.log_format=null common.log_interval=100 "common.amp=$AMP_ON")
   [[ " $* " == *" --arch lstm "* ]] && run+=(common.amp=false criterion._name=cross_entropy)
   while [[ $# -gt 0 && $1 != -* ]]; do overrides+=("$1"); shift; done
-  if grep -qs "^done training in" "$dir/train.log"; then
+  if finished "$corpus" "$name"; then
     log "$name on $corpus has finished ($dir/train.log): not run again (move the folder away to rerun it)"
     return
   fi
@@ -146,10 +141,14 @@ train() {
     --stop-time-hours "$(python -c "print($minutes / 60)")" --save-dir "$dir" --log-file "$dir/train.log" > /dev/null
 }
 
-# wait_jobs: wait for every background job, failing (set -e) if one of them failed
+# finished CORPUS NAME: whether NAME on WORK/CORPUS has finished training (its log says so)
+finished() { grep -qs "^done training in" "$WORK/checkpoints/$1/$2/train.log"; }
+
+# wait_jobs: wait for every background job, then fail (set -e) if one of them failed
 wait_jobs() {
-  local pid
-  for pid in $(jobs -p); do wait "$pid"; done
+  local pid failed=0
+  for pid in $(jobs -p); do wait "$pid" || failed=1; done
+  return "$failed"
 }
 
 checkpoint() { echo "$WORK/checkpoints/$1/$2/checkpoint_best.pt"; }
@@ -301,58 +300,59 @@ stage_multi30k_directions() {
   done
   wait_jobs
 }
-# RNNsearch-50 Fr->En, trained and evaluated as the hansards stages do En->Fr; one core
-stage_hansards_fr_en() {
+# fr_en_model CORE: RNNsearch-50 Fr->En, trained and evaluated as the hansards stages do En->Fr, with its heatmaps
+fr_en_model() {
   python scripts/prepare_data.py hansards -s fr -t en "${HANSARDS_DATA[@]}" --out "$WORK/hansards.fr-en"
-  train 1 hansards.fr-en rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}"
-  evaluate 1 hansards.fr-en test rnnsearch_small
-  heatmaps 1 hansards.fr-en rnnsearch_small
+  train "$1" hansards.fr-en rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}"
+  evaluate "$1" hansards.fr-en test rnnsearch_small
+  heatmaps "$1" hansards.fr-en rnnsearch_small
 }
-# The model as an aligner, beside statistical ones: eflomal, then fast_align's model
-# (tooling/statistical_alignments.py --aligner) align every Hansards training pair the models train
-# on with the alignment gold's 37, both directions, on core 1, and rnnsearch-aer scores each
-# direction and symmetrisation; on core 0
-# rnnsearch-aer scores each RNNsearch direction (argmax, threshold) and both symmetrised, and
-# tooling/align_load.py times rnnsearch-align on the 3,000 test pairs, both directions.
-# Everything goes to WORK/report/hansards.align, wall times to WORK/wall_times.tsv.
-stage_hansards_align() {
-  local out=$WORK/report/hansards.align name aligner
-  {
-    for aligner in eflomal fast_align; do
-      on_core 1 python tooling/statistical_alignments.py --aligner "$aligner" --prepared "$WORK/hansards" --gold "$GOLD" \
-        --out "$out/$aligner"
-      for name in forward reverse intersect union grow-diag-final-and; do
-        on_core 1 rnnsearch-aer --alignments "$out/$aligner/$aligner.$name" --name "$aligner $name" --gold "$GOLD" \
-          --out "$out/$aligner.$name"
-      done
-    done
-  } &
-  {
-    on_core 0 rnnsearch-aer --path "$(checkpoint hansards rnnsearch_small)" --data "$WORK/hansards/bin" \
-      --reverse-path "$(checkpoint hansards.fr-en rnnsearch_small)" --reverse-data "$WORK/hansards.fr-en/bin" \
-      --gold "$GOLD" --threshold "${THRESHOLDS[@]}" --out "$out/rnnsearch.en-fr"
-    on_core 0 rnnsearch-aer --path "$(checkpoint hansards.fr-en rnnsearch_small)" --data "$WORK/hansards.fr-en/bin" \
-      --gold "$GOLD" --threshold "${THRESHOLDS[@]}" --out "$out/rnnsearch.fr-en"
-    on_core 0 python tooling/align_load.py --path "$(checkpoint hansards rnnsearch_small)" --data "$WORK/hansards/bin" \
-      --reverse-path "$(checkpoint hansards.fr-en rnnsearch_small)" --reverse-data "$WORK/hansards.fr-en/bin" \
-      --source "$WORK/hansards/word/test.en" --target "$WORK/hansards/word/test.fr" --sizes 3000 --out "$out" --name align_load.test
-  } &
+stage_hansards_fr_en() { fr_en_model 1; }
+
+# The model as a word aligner (not the paper's), everything docs/results/alignment.md reports, in one
+# working session: two lanes, one per core, each a chain of one-thread jobs, waiting for the other's
+# results where it needs them (await). Every training is skipped where it has finished, so the stage
+# reads the models of the hansards and hansards-fr-en stages where they ran, and trains them (the same
+# recipe, HANSARDS_MINUTES) where they did not.
+# - Statistical aligners: eflomal, then fast_align's model (tooling/statistical_alignments.py --aligner)
+#   align every training pair the models train on with the alignment gold's 37, both directions, and
+#   rnnsearch-aer scores each direction and symmetrisation (WORK/report/hansards.align/ALIGNER.*).
+# - The attention: rnnsearch-aer scores RNNsearch-50 En->Fr and Fr->En (argmax, THRESHOLDS) and both
+#   symmetrised, and tooling/align_load.py times rnnsearch-align on the 3,000 test pairs, both directions.
+# - Guided alignment: eflomal's grow-diag-final-and links of every training pair binarised beside them
+#   (training_links), and RNNsearch-50 En->Fr trained toward them with --alignment-lambda GUIDED_LAMBDA
+#   (default 2, fixed before training: at 0.5 the guidance was a fifth of the loss at the end, 0.5 x
+#   1.53 bits a target token beside the translation's 3.06, and took the attention's cross-entropy
+#   with the links only from the unguided model's 1.29 nats to 1.15; 2 weighs the two terms equally),
+#   its links scored as the unguided model's.
+# - The alignment head trained jointly: RNNsearch-50 with a full-context head trained from the start
+#   toward the same links (rnnsearch_small.head_joint: --alignment-lambda 1 on the head, the attention
+#   left free), HANSARDS_MINUTES; the guided, joint and unguided models evaluated in one report
+#   (WORK/report/hansards.guided.test).
+# - Heads trained alone (head), one after another on lane 0 (two side by side outgrow 24 GB:
+#   docs/training.md, the head's cost): toward eflomal's links (--alignment-lambda 1), by the head's
+#   own objective (--alignment-likelihood-lambda 1), toward the links with full context, toward the
+#   links for three times as long (does more training close the gap to eflomal?), then the
+#   full-context head on RNNsearch-50 Fr->En (toward the Fr->En pairs' links) and the two
+#   full-context heads' links symmetrised; each one's links scored as it ends
+#   (WORK/report/hansards.head), rnnsearch-align timed with the first, and the model evaluated with and
+#   without it (BLEU: the same translations, WORK/report/hansards.head.test).
+# Lane 0: RNNsearch-50 En->Fr, the joint head, the En->Fr heads, the Fr->En head, the three models'
+# evaluation. Lane 1: the En->Fr training links, the guided model, RNNsearch-50 Fr->En, its training
+# links, the statistical aligners, the attention's and the guided model's links, the speed runs, the
+# evaluation with the head.
+# Estimated from the earlier stages' wall times, lane 0 takes 2 x HANSARDS_MINUTES + 7 x HEAD_MINUTES
+# + 20 minutes and lane 1 2 x HANSARDS_MINUTES + 1 hour: with the prepare stage, HANSARDS_MINUTES=35
+# HEAD_MINUTES=5 fits a 3-hour session.
+stage_hansards_alignment() {
+  rm -f "$WORK"/lane.*
+  alignment_lane_0 &
+  alignment_lane_1 &
   wait_jobs
 }
-# Guided alignment (not the paper's): eflomal's grow-diag-final-and links of every training pair
-# binarised beside them, and RNNsearch-50 En->Fr trained toward them on core 1, the hansards stage's
-# options and budget and --alignment-lambda GUIDED_LAMBDA (default 2, fixed before training: at
-# 0.5 the guidance was a fifth of the loss at the end, 0.5 x 1.53 bits a target token beside the
-# translation's 3.06, and took the attention's cross-entropy with the links only from the unguided
-# model's 1.29 nats to 1.15; 2 weighs the two terms equally), beside the unguided model on core 0
-# (trained here unless the hansards stage has finished it), then on core 0 RNNsearch-50 with a
-# full-context alignment head trained jointly from the start toward the same links
-# (rnnsearch_small.head_joint: --alignment-lambda 1 on the head, the attention left free), the
-# hansards-head stage's heads trained alone on a finished model beside it; all three evaluated in one
-# report (WORK/report/hansards.guided.test), the guided model's links scored as hansards-align scores
-# the unguided one's, the joint head's as hansards-head scores the heads (WORK/report/hansards.head)
+
 # training_links CORE CORPUS: eflomal's grow-diag-final-and links of every training pair of the prepared
-# Hansards WORK/CORPUS (either direction), binarised beside them
+# Hansards WORK/CORPUS (either direction), binarised beside them; WORK/lane.links.CORPUS marks them done
 training_links() {
   local langs links
   read -ra langs <<< "$(pair "$2")"
@@ -360,30 +360,93 @@ training_links() {
   [[ -s "$links" ]] || on_core "$1" python tooling/statistical_alignments.py --prepared "$WORK/$2" --training-alignments "$links"
   python scripts/prepare_data.py hansards -s "${langs[0]}" -t "${langs[1]}" "${HANSARDS_DATA[@]}" --out "$WORK/$2" \
     --train-alignments "$links"
+  touch "$WORK/lane.links.$2"
 }
-stage_hansards_guided() {
+# await LANE FILE...: wait until every FILE exists, failing (set -e) once lane LANE (0 or 1) has ended without it
+await() {
+  local lane=$1 file; shift
+  for file in "$@"; do
+    until [[ -e "$file" ]]; do
+      [[ -e "$WORK/lane.$lane.ended" ]] && { echo "reproduce_results.sh: error: lane $lane ended without $file" >&2; exit 1; }
+      sleep 5
+    done
+  done
+}
+# await_training LANE CORPUS NAME: wait until NAME on CORPUS has finished training (on lane LANE)
+await_training() {
+  until finished "$2" "$3"; do
+    [[ -e "$WORK/lane.$1.ended" ]] && { echo "reproduce_results.sh: error: lane $1 ended before $3 on $2 trained" >&2; exit 1; }
+    sleep 5
+  done
+}
+
+alignment_lane_0() {
+  trap 'touch "$WORK/lane.0.ended"' EXIT
+  local out=$WORK/report/hansards.head full=(--alignment-head-context full --load-alignments --alignment-lambda 1)
+  train 0 hansards rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}"
+  touch "$WORK/lane.model"
+  await 1 "$WORK/lane.links.hansards"
+  train 0 hansards rnnsearch_small.head_joint "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" \
+    --alignment-head --alignment-head-context full --load-alignments --alignment-lambda 1
+  head_aer 0 hansards rnnsearch_small.head_joint rnnsearch_small.head_joint
+  head 0 hansards rnnsearch_small.head_links --load-alignments --alignment-lambda 1
+  head_aer 0 hansards rnnsearch_small.head_links rnnsearch_small.head_links
+  head 0 hansards rnnsearch_small.head_own --alignment-likelihood-lambda 1
+  head_aer 0 hansards rnnsearch_small.head_own rnnsearch_small.head_own
+  head 0 hansards rnnsearch_small.head_links_full "${full[@]}"
+  head_aer 0 hansards rnnsearch_small.head_links_full rnnsearch_small.head_links_full
+  HEAD_MINUTES=$((HEAD_MINUTES * 3)) head 0 hansards rnnsearch_small.head_links_long --load-alignments --alignment-lambda 1
+  head_aer 0 hansards rnnsearch_small.head_links_long rnnsearch_small.head_links_long
+  await 1 "$WORK/lane.links.hansards.fr-en"
+  head 0 hansards.fr-en rnnsearch_small.head_links_full "${full[@]}"
+  head_aer 0 hansards.fr-en rnnsearch_small.head_links_full rnnsearch_small.head_links_full.fr-en
+  head_aer 0 hansards rnnsearch_small.head_links_full rnnsearch_small.head_links_full.both \
+    --reverse-path "$(checkpoint hansards.fr-en rnnsearch_small.head_links_full)" --reverse-data "$WORK/hansards.fr-en/bin"
+  await_training 1 hansards rnnsearch_small_guided
+  REPORT=hansards.guided evaluate 0 hansards test rnnsearch_small rnnsearch_small_guided rnnsearch_small.head_joint
+}
+
+alignment_lane_1() {
+  trap 'touch "$WORK/lane.1.ended"' EXIT
+  local align=$WORK/report/hansards.align head=$WORK/report/hansards.head name aligner
+  local reverse=(--reverse-path "$(checkpoint hansards.fr-en rnnsearch_small)" --reverse-data "$WORK/hansards.fr-en/bin")
   training_links 1 hansards
-  {
-    train 0 hansards rnnsearch_small "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}"
-    train 0 hansards rnnsearch_small.head_joint "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" \
-      --alignment-head --alignment-head-context full --load-alignments --alignment-lambda 1
-  } &
   train 1 hansards rnnsearch_small_guided "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" \
-    --load-alignments --alignment-lambda "${GUIDED_LAMBDA:-2}" &
-  wait_jobs
-  REPORT=hansards.guided evaluate 0 hansards test rnnsearch_small rnnsearch_small_guided rnnsearch_small.head_joint &
-  head_aer 1 hansards rnnsearch_small.head_joint rnnsearch_small.head_joint
-  on_core 1 rnnsearch-aer --path "$(checkpoint hansards rnnsearch_small_guided)" --data "$WORK/hansards/bin" \
-    --reverse-path "$(checkpoint hansards.fr-en rnnsearch_small)" --reverse-data "$WORK/hansards.fr-en/bin" \
-    --gold "$GOLD" --threshold "${THRESHOLDS[@]}" --out "$WORK/report/hansards.align/rnnsearch.guided.en-fr" &
-  wait_jobs
+    --load-alignments --alignment-lambda "${GUIDED_LAMBDA:-2}"
+  fr_en_model 1
+  training_links 1 hansards.fr-en
+  for aligner in eflomal fast_align; do
+    on_core 1 python tooling/statistical_alignments.py --aligner "$aligner" --prepared "$WORK/hansards" --gold "$GOLD" \
+      --out "$align/$aligner"
+    for name in forward reverse intersect union grow-diag-final-and; do
+      on_core 1 rnnsearch-aer --alignments "$align/$aligner/$aligner.$name" --name "$aligner $name" --gold "$GOLD" \
+        --out "$align/$aligner.$name"
+    done
+  done
+  await 0 "$WORK/lane.model"
+  on_core 1 rnnsearch-aer --path "$(checkpoint hansards rnnsearch_small)" --data "$WORK/hansards/bin" "${reverse[@]}" \
+    --gold "$GOLD" --threshold "${THRESHOLDS[@]}" --out "$align/rnnsearch.en-fr"
+  on_core 1 rnnsearch-aer --path "$(checkpoint hansards.fr-en rnnsearch_small)" --data "$WORK/hansards.fr-en/bin" \
+    --gold "$GOLD" --threshold "${THRESHOLDS[@]}" --out "$align/rnnsearch.fr-en"
+  on_core 1 rnnsearch-aer --path "$(checkpoint hansards rnnsearch_small_guided)" --data "$WORK/hansards/bin" "${reverse[@]}" \
+    --gold "$GOLD" --threshold "${THRESHOLDS[@]}" --out "$align/rnnsearch.guided.en-fr"
+  on_core 1 rnnsearch-aer --path "$(checkpoint hansards rnnsearch_small)" --data "$WORK/hansards/bin" --gold "$GOLD" \
+    --threshold "${THRESHOLDS[@]}" --out "$head/rnnsearch_small"
+  on_core 1 python tooling/align_load.py --path "$(checkpoint hansards rnnsearch_small)" --data "$WORK/hansards/bin" "${reverse[@]}" \
+    --source "$WORK/hansards/word/test.en" --target "$WORK/hansards/word/test.fr" --sizes 3000 --out "$align" --name align_load.test
+  await 0 "$(checkpoint hansards rnnsearch_small.head_links)"
+  for name in rnnsearch_small rnnsearch_small.head_links; do
+    on_core 1 python tooling/align_load.py --path "$(checkpoint hansards "$name")" --data "$WORK/hansards/bin" \
+      --source "$WORK/hansards/word/test.en" --target "$WORK/hansards/word/test.fr" --sizes 3000 --out "$head" --name "align_load.$name"
+  done
+  REPORT=hansards.head evaluate 1 hansards test rnnsearch_small rnnsearch_small.head_links
 }
-# head CORE CORPUS NAME OPTIONS...: an alignment head on RNNsearch-50 of WORK/CORPUS (the hansards or
-# hansards-fr-en stage's), trained alone for HEAD_MINUTES with the hansards options and OPTIONS (its
-# objective), as WORK/checkpoints/CORPUS/NAME; unvalidated (the dev loss is the translation's, which the
-# head leaves as it is), its checkpoint_best.pt the last. fairseq's --finetune-from-model carries the
-# model's own training time into the new run, which --stop-time-hours counts: the head's budget is given
-# on top of the model's.
+
+# head CORE CORPUS NAME OPTIONS...: an alignment head on RNNsearch-50 of WORK/CORPUS, trained alone for
+# HEAD_MINUTES with the hansards options and OPTIONS (its objective), as WORK/checkpoints/CORPUS/NAME;
+# unvalidated (the dev loss is the translation's, which the head leaves as it is), its checkpoint_best.pt
+# the last, linked once it has trained. fairseq's --finetune-from-model carries the model's own training
+# time into the new run, which --stop-time-hours counts: the head's budget is given on top of the model's.
 head() {
   local core=$1 corpus=$2 name=$3 minutes; shift 3
   minutes=$(python -c 'import sys; from pathlib import Path; from rnnsearch_plugin.analysis.training_log import read_training_log
@@ -398,52 +461,6 @@ print(read_training_log(Path(sys.argv[1]))["wall_hours"] * 60 + float(sys.argv[2
 head_aer() {
   on_core "$1" rnnsearch-aer --path "$(checkpoint "$2" "$3")" --data "$WORK/$2/bin" --gold "$GOLD" \
     --threshold "${THRESHOLDS[@]}" --out "$WORK/report/hansards.head/$4" "${@:5}"
-}
-# The alignment head (not the paper's): heads on the unguided RNNsearch-50 En->Fr, its translation
-# frozen (so that it translates as before: tests/models/test_alignment_head.py), trained one after another
-# on core 0 (two side by side outgrow 24 GB: docs/training.md, the head's cost): toward eflomal's links
-# (--alignment-lambda 1), by the head's own objective (--alignment-likelihood-lambda 1), toward the links
-# with full context, then the same full-context head on RNNsearch-50 Fr->En (toward the Fr->En pairs'
-# links) and the two full-context heads' links symmetrised, and last toward the links for three times as
-# long (does more training close the gap to eflomal?); each one's links scored as it ends, after both
-# directions' training links (eflomal, one core each). On core 1 meanwhile: the model's own attention
-# scored, rnnsearch-align timed on the test pairs (one direction) with the model's attention and, once
-# trained, with the first head, and the model evaluated with and without that head (BLEU: the same
-# translations)
-stage_hansards_head() {
-  local out=$WORK/report/hansards.head name heads full=(--alignment-head-context full --load-alignments --alignment-lambda 1)
-  training_links 0 hansards &
-  training_links 1 hansards.fr-en &
-  wait_jobs
-  {
-    head 0 hansards rnnsearch_small.head_links --load-alignments --alignment-lambda 1
-    head_aer 0 hansards rnnsearch_small.head_links rnnsearch_small.head_links
-    head 0 hansards rnnsearch_small.head_own --alignment-likelihood-lambda 1
-    head_aer 0 hansards rnnsearch_small.head_own rnnsearch_small.head_own
-    head 0 hansards rnnsearch_small.head_links_full "${full[@]}"
-    head_aer 0 hansards rnnsearch_small.head_links_full rnnsearch_small.head_links_full
-    head 0 hansards.fr-en rnnsearch_small.head_links_full "${full[@]}"
-    head_aer 0 hansards.fr-en rnnsearch_small.head_links_full rnnsearch_small.head_links_full.fr-en
-    head_aer 0 hansards rnnsearch_small.head_links_full rnnsearch_small.head_links_full.both \
-      --reverse-path "$(checkpoint hansards.fr-en rnnsearch_small.head_links_full)" --reverse-data "$WORK/hansards.fr-en/bin"
-    HEAD_MINUTES=$((HEAD_MINUTES * 3)) head 0 hansards rnnsearch_small.head_links_long --load-alignments --alignment-lambda 1
-    head_aer 0 hansards rnnsearch_small.head_links_long rnnsearch_small.head_links_long
-  } &
-  heads=$!
-  {
-    on_core 1 rnnsearch-aer --path "$(checkpoint hansards rnnsearch_small)" --data "$WORK/hansards/bin" --gold "$GOLD" \
-      --threshold "${THRESHOLDS[@]}" --out "$out/rnnsearch_small"
-    until [[ -e "$(checkpoint hansards rnnsearch_small.head_links)" ]]; do
-      kill -0 "$heads" 2>/dev/null || exit 1  # the heads' job failed before the first head was trained
-      sleep 60
-    done
-    for name in rnnsearch_small rnnsearch_small.head_links; do
-      on_core 1 python tooling/align_load.py --path "$(checkpoint hansards "$name")" --data "$WORK/hansards/bin" \
-        --source "$WORK/hansards/word/test.en" --target "$WORK/hansards/word/test.fr" --sizes 3000 --out "$out" --name "align_load.$name"
-    done
-    REPORT=hansards.head evaluate 1 hansards test rnnsearch_small rnnsearch_small.head_links
-  } &
-  wait_jobs
 }
 stage_publish() {
   python tooling/publish_results.py --work "$WORK" --out "$RESULTS"

@@ -26,7 +26,7 @@ def write(path: Path, content: dict) -> None:
 
 
 def align_reports(work: Path) -> Path:
-    """The reports of the stage hansards-align: eflomal, RNNsearch both directions, the speed run."""
+    """The reports of the stage hansards-alignment: eflomal, RNNsearch both directions, the speed run."""
     align = work / "report" / "hansards.align"
     write(
         align / "eflomal" / "eflomal.json",
@@ -69,7 +69,8 @@ def align_reports(work: Path) -> Path:
 
 
 def guided_report(work: Path, system: str, sacrebleu: float, **training_entries: float) -> None:
-    """Stage hansards-guided's evaluation: the unguided model (22.40 sacreBLEU) and SYSTEM, each 6,000 updates in 2.08 h."""
+    """The guided models' evaluation (stage hansards-alignment): the unguided model (22.40 sacreBLEU) and
+    SYSTEM, each 6,000 updates in 2.08 h."""
     training = {"updates": 6000, "dev_nll": 2.1, "wall_hours": 2.08}
     scores_of = {"sacrebleu": 22.4, "chrf": 50.0, "no_unk_sacrebleu": 30.0}
     write(
@@ -107,7 +108,7 @@ def test_alignment_page_reads_the_aligners_reports_and_says_what_holds(tmp_path)
     assert "Measured: eflomal's best links (intersect) have AER 0.078 on the same gold." in page
     assert "**Holds**: rnnsearch-align aligns the 3,000 Hansards test pairs, both directions symmetrised, in 62 s" in page
     assert "the 624,293 prepared training pairs with the gold's 37" in page and "6.7 min of wall time" in page
-    assert "Not run yet: stage hansards-guided." in page and "(training figures not evaluated yet)" in page
+    assert "Not run yet: guided alignment (stage hansards-alignment)." in page and "(training figures not evaluated yet)" in page
     assert (out / "hansards.align" / "rnnsearch.en-fr" / "aer.json").exists() and (out / "hansards.align" / "align_load.test.json").exists()
     assert (out / "README.md").read_text() == PUBLISHED.replace(
         "[discussion.md](discussion.md).\n\n", f"[discussion.md](discussion.md).\n\n{LINK}\n\n"
@@ -143,7 +144,7 @@ def test_alignment_page_without_the_stage_ends_in_one_line(tmp_path):
         check=False,
     )
     assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1
-    assert "no report of the stages hansards-align" in done.stderr and not (tmp_path / "out").exists()
+    assert "no report of the stages hansards-alignment" in done.stderr and not (tmp_path / "out").exists()
 
 
 def test_head_section_weighs_the_heads_aer_against_eflomal_and_its_bleu_against_the_model_without(tmp_path):

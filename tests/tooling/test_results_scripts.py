@@ -8,6 +8,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 from conftest import REPO, SHARED_DATA, run
 
@@ -281,7 +282,7 @@ def test_results_scripts_refuse_unknown_stages_and_missing_reports(tmp_path):
     assert stage.stderr.strip() == (
         "reproduce_results.sh: error: unknown stage 'evaluate' (stages: prepare hansards "
         "hansards-evaluate multi30k-dropout multi30k-rate multi30k-seeds multi30k-pair "
-        "multi30k-evaluate multi30k-directions hansards-fr-en hansards-align hansards-guided hansards-head publish)"
+        "multi30k-evaluate multi30k-directions hansards-fr-en hansards-alignment publish)"
     )
     publish = run(sys.executable, "tooling/publish_results.py", "--work", str(tmp_path), "--out", str(tmp_path / "page"), check=False)
     assert publish.returncode == 1 and len(publish.stderr.strip().splitlines()) == 1
@@ -358,6 +359,7 @@ with open(os.path.join(folder, "train.log"), "w") as log:
     log.write(f"epoch 001 | valid on 'valid' subset | loss {loss} | num_updates 100\\n"
               "epoch 001 | loss 5.0 | num_updates 100 | train_wall 100 | wall 120\\n"
               "done training in 120.0 seconds\\n")
+open(os.path.join(folder, "checkpoint_last.pt"), "w").close()
 '''
 
 
@@ -472,3 +474,113 @@ def test_multi30k_stages_give_both_models_the_same_trials_and_run_each_ones_best
         for line in (tmp_path / "calls.jsonl").read_text().splitlines()
     ] == ["lstm.t2"]
     assert again.stdout.count("not run again") == len(losses) - 1
+
+
+# The commands the stage hansards-alignment runs besides fairseq-train, as it sees them: each records
+# its arguments, with the time, and writes what the stage reads afterwards (a prepared folder's
+# manifest, the training links, an output folder); FAIL names a script that fails instead.
+FAKE_COMMAND = """#!/usr/bin/env bash
+case "$(basename "$0") $1" in
+  "python scripts/prepare_data.py" | "python tooling/statistical_alignments.py" | "python tooling/align_load.py") ;;
+  python\\ *) exec "$REAL_PYTHON" "$@" ;;
+esac
+printf '%s\\n' "$(basename "$0") $*" >> "$CALLS"
+[[ "$*" == *"$FAIL"* && -n "$FAIL" ]] && exit 1
+value() { local seen=""; for word in "$@"; do [[ -n $seen ]] && { echo "$word"; return; }; [[ $word == "$OPTION" ]] && seen=1; done; }
+OPTION=--out; out=$(value "$@")
+OPTION=--training-alignments; links=$(value "$@")
+OPTION=-s; source=$(value "$@")
+OPTION=-t; target=$(value "$@")
+[[ -n $links ]] && echo "0-0" > "$links"
+[[ -n $out ]] && mkdir -p "$out/bin"
+pair='{"source_lang": "%s", "target_lang": "%s"}'
+[[ "$1" == scripts/prepare_data.py ]] && printf "$pair" "${source:-en}" "${target:-fr}" > "$out/manifest.json"
+exit 0
+"""
+STUBBED = ("python", "rnnsearch-aer", "rnnsearch-evaluate", "rnnsearch-heatmaps")
+HEADS = [f"rnnsearch_small.head_{name}" for name in ("joint", "links", "own", "links_full", "links_long")]  # En->Fr
+
+
+def alignment_stage(tmp_path: Path, fail: str = "") -> tuple[Any, list[str]]:
+    """The stage hansards-alignment with every command it runs replaced by a stub: its result, and
+    the commands in the order they ran (fairseq-train as 'fairseq-train CORPUS/NAME')."""
+    import os
+    import subprocess
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name, text in (("fairseq-train", FAKE_TRAIN), *((name, FAKE_COMMAND) for name in STUBBED)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    calls = tmp_path / "calls"
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "REAL_PYTHON": sys.executable,
+        "WORK": str(tmp_path / "work"),
+        "SETUP": "0",
+        "CALLS": str(calls),
+        "FAIL": fail,
+        "DEV_LOSSES": json.dumps(dict.fromkeys(["rnnsearch_small", "rnnsearch_small_guided", *HEADS], 2.0)),
+        "HANSARDS_MINUTES": "1",
+        "HEAD_MINUTES": "1",
+    }
+    stage = ["bash", "tooling/reproduce_results.sh", "hansards-alignment"]
+    result = subprocess.run(stage, env=env, capture_output=True, text=True, timeout=300)
+    lines = []
+    for line in calls.read_text().splitlines() if calls.exists() else []:
+        if line.startswith("["):  # fake fairseq-train's record: its options, as JSON
+            options = json.loads(line)
+            save = Path(options[options.index("--save-dir") + 1])
+            line = f"fairseq-train {save.parent.name}/{save.name}"
+        lines.append(line)
+    return result, lines
+
+
+def prepared_hansards(work: Path) -> None:
+    """WORK/hansards as the stage prepare leaves it, as far as the stage hansards-alignment reads it."""
+    (work / "hansards" / "bin").mkdir(parents=True)
+    (work / "hansards" / "manifest.json").write_text('{"source_lang": "en", "target_lang": "fr"}')
+
+
+def test_the_alignment_stage_trains_and_scores_each_model_once_after_what_it_needs(tmp_path):
+    """Both lanes of hansards-alignment, every command a stub: each training and report once, and each
+    after what it reads from the other lane (the training links, a finished model or head)."""
+    work = tmp_path / "work"
+    prepared_hansards(work)
+    result, calls = alignment_stage(tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    trainings = [call.split()[1] for call in calls if call.startswith("fairseq-train")]
+    models = ["hansards/rnnsearch_small", "hansards/rnnsearch_small_guided", "hansards.fr-en/rnnsearch_small"]
+    fr_en_head = "hansards.fr-en/rnnsearch_small.head_links_full"
+    assert sorted(trainings) == sorted([*models, *(f"hansards/{head}" for head in HEADS), fr_en_head])
+
+    def at(text: str) -> int:  # the place of the one command that is TEXT, else of the one that contains it
+        (place,) = [i for i, call in enumerate(calls) if call == text] or [i for i, call in enumerate(calls) if text in call]
+        return place
+
+    links = {corpus: at(f"--training-alignments {work}/{corpus}/train.links") for corpus in ("hansards", "hansards.fr-en")}
+    for name in ("rnnsearch_small_guided", *HEADS):
+        assert links["hansards"] < at(f"fairseq-train hansards/{name}")
+    assert at("fairseq-train hansards.fr-en/rnnsearch_small") < links["hansards.fr-en"] < at(f"fairseq-train {fr_en_head}")
+    assert at("fairseq-train hansards/rnnsearch_small.head_links") < at("--name align_load.rnnsearch_small.head_links")
+    assert at("fairseq-train hansards/rnnsearch_small_guided") < at("report/hansards.guided.test")
+    scored = [call.split("--out ")[1].split()[0] for call in calls if call.startswith("rnnsearch-aer")]
+    statistical = [
+        f"hansards.align/{aligner}.{name}"
+        for aligner in ("eflomal", "fast_align")
+        for name in ("forward", "reverse", "intersect", "union", "grow-diag-final-and")
+    ]
+    attention = [f"hansards.align/rnnsearch.{name}" for name in ("en-fr", "fr-en", "guided.en-fr")] + ["hansards.head/rnnsearch_small"]
+    heads = [f"hansards.head/{name}" for name in (*HEADS, "rnnsearch_small.head_links_full.fr-en", "rnnsearch_small.head_links_full.both")]
+    assert sorted(Path(out).relative_to(work / "report").as_posix() for out in scored) == sorted([*statistical, *attention, *heads])
+    evaluated = sorted(call.split("--out ")[1].split()[0].rsplit("/", 1)[1] for call in calls if call.startswith("rnnsearch-evaluate"))
+    assert evaluated == ["hansards.fr-en.test", "hansards.guided.test", "hansards.head.test"]
+
+
+def test_the_alignment_stage_fails_once_a_lane_fails_without_waiting_for_it(tmp_path):
+    prepared_hansards(tmp_path / "work")
+    result, calls = alignment_stage(tmp_path, fail="--training-alignments")
+    assert result.returncode != 0
+    assert "reproduce_results.sh: error: lane 1 ended without" in result.stderr and "lane.links.hansards" in result.stderr
+    assert [call for call in calls if call.startswith("fairseq-train")] == ["fairseq-train hansards/rnnsearch_small"]

@@ -7,7 +7,7 @@
 #     built wheel, so only the first set-up on a machine compiles (~3-4 minutes);
 #   - this plugin, non-editable, so `--user-dir rnnsearch_plugin` also works outside the repo, with
 #     the extras EXTRAS names (default "test,results", setup.cfg: pytest, ruff, selenium; eflomal,
-#     which compiles once; EXTRAS="" installs the plugin alone, as the tutorial does).
+#     which compiles once; EXTRAS="" installs the plugin alone; the tutorial installs "results").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # One set-up at a time per clone: the README's two commands, started together, would otherwise race

@@ -395,7 +395,7 @@ alignment_lane_0() {
   head_aer 0 hansards rnnsearch_small.head_own rnnsearch_small.head_own
   head 0 hansards rnnsearch_small.head_links_full "${full[@]}"
   head_aer 0 hansards rnnsearch_small.head_links_full rnnsearch_small.head_links_full
-  HEAD_MINUTES=$((HEAD_MINUTES * 3)) head 0 hansards rnnsearch_small.head_links_long --load-alignments --alignment-lambda 1
+  HEAD_MINUTES=$(python -c "print($HEAD_MINUTES * 3)") head 0 hansards rnnsearch_small.head_links_long --load-alignments --alignment-lambda 1
   head_aer 0 hansards rnnsearch_small.head_links_long rnnsearch_small.head_links_long
   await 1 "$WORK/lane.links.hansards.fr-en"
   head 0 hansards.fr-en rnnsearch_small.head_links_full "${full[@]}"

@@ -127,7 +127,7 @@ train() {
   local run=(optimization.max_update=null common.log_format=null common.log_interval=100 "common.amp=$AMP_ON")
   [[ " $* " == *" --arch lstm "* ]] && run+=(common.amp=false criterion._name=cross_entropy)
   while [[ $# -gt 0 && $1 != -* ]]; do overrides+=("$1"); shift; done
-  if finished "$corpus" "$name"; then
+  if grep -qs "^done training in" "$dir/train.log"; then
     log "$name on $corpus has finished ($dir/train.log): not run again (move the folder away to rerun it)"
     return
   fi
@@ -140,9 +140,6 @@ train() {
   on_core "$core" fairseq-train "$WORK/$corpus/bin" --user-dir rnnsearch_plugin -s "${langs[0]}" -t "${langs[1]}" "${options[@]}" \
     --stop-time-hours "$(python -c "print($minutes / 60)")" --save-dir "$dir" --log-file "$dir/train.log" > /dev/null
 }
-
-# finished CORPUS NAME: whether NAME on WORK/CORPUS has finished training (its log says so)
-finished() { grep -qs "^done training in" "$WORK/checkpoints/$1/$2/train.log"; }
 
 # wait_jobs: wait for every background job, then fail (set -e) if one of them failed
 wait_jobs() {
@@ -311,9 +308,10 @@ stage_hansards_fr_en() { fr_en_model 1; }
 
 # The model as a word aligner (not the paper's), everything docs/results/alignment.md reports, in one
 # working session: two lanes, one per core, each a chain of one-thread jobs, waiting for the other's
-# results where it needs them (await). Every training is skipped where it has finished, so the stage
-# reads the models of the hansards and hansards-fr-en stages where they ran, and trains them (the same
-# recipe, HANSARDS_MINUTES) where they did not.
+# results where it needs them (await: marker files WORK/lane.*, a trained head's checkpoint). Every
+# training is skipped where it has finished, so the stage reads the models of the hansards and
+# hansards-fr-en stages where they ran, and trains them (the same recipe, HANSARDS_MINUTES) where they
+# did not.
 # - Statistical aligners: eflomal, then fast_align's model (tooling/statistical_alignments.py --aligner)
 #   align every training pair the models train on with the alignment gold's 37, both directions, and
 #   rnnsearch-aer scores each direction and symmetrisation (WORK/report/hansards.align/ALIGNER.*).
@@ -372,13 +370,6 @@ await() {
     done
   done
 }
-# await_training LANE CORPUS NAME: wait until NAME on CORPUS has finished training (on lane LANE)
-await_training() {
-  until finished "$2" "$3"; do
-    [[ -e "$WORK/lane.$1.ended" ]] && { echo "reproduce_results.sh: error: lane $1 ended before $3 on $2 trained" >&2; exit 1; }
-    sleep 5
-  done
-}
 
 alignment_lane_0() {
   trap 'touch "$WORK/lane.0.ended"' EXIT
@@ -402,7 +393,7 @@ alignment_lane_0() {
   head_aer 0 hansards.fr-en rnnsearch_small.head_links_full rnnsearch_small.head_links_full.fr-en
   head_aer 0 hansards rnnsearch_small.head_links_full rnnsearch_small.head_links_full.both \
     --reverse-path "$(checkpoint hansards.fr-en rnnsearch_small.head_links_full)" --reverse-data "$WORK/hansards.fr-en/bin"
-  await_training 1 hansards rnnsearch_small_guided
+  await 1 "$WORK/lane.guided"
   REPORT=hansards.guided evaluate 0 hansards test rnnsearch_small rnnsearch_small_guided rnnsearch_small.head_joint
 }
 
@@ -413,6 +404,7 @@ alignment_lane_1() {
   training_links 1 hansards
   train 1 hansards rnnsearch_small_guided "$HANSARDS_MINUTES" --arch rnnsearch_small "${HANSARDS_OPTIONS[@]}" \
     --load-alignments --alignment-lambda "${GUIDED_LAMBDA:-2}"
+  touch "$WORK/lane.guided"
   fr_en_model 1
   training_links 1 hansards.fr-en
   for aligner in eflomal fast_align; do
